@@ -1,0 +1,147 @@
+"""Reading training corpora: plain text, compressed text, JSON lines, or strings.
+
+Plain files are read and pre-tokenized by the Rust core in blocks cut just
+after a newline, so memory stays bounded however large the file is.
+"""
+
+from __future__ import annotations
+
+import bz2
+import glob
+import gzip
+import json
+import lzma
+import os
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from .errors import CorpusEncodingError, CorpusError
+
+Files = str | os.PathLike[str] | Iterable[str | os.PathLike[str]]
+
+_BLOCK = 8 << 20
+_OPENERS = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open, ".lzma": lzma.open}
+
+
+def expand(files: Files) -> list[Path]:
+    """Paths and glob patterns to a sorted, de-duplicated list of files."""
+    items = [files] if isinstance(files, (str, os.PathLike)) else list(files)
+    out: list[Path] = []
+    for item in items:
+        s = os.fspath(item)
+        if any(ch in s for ch in "*?["):
+            matches = sorted(glob.glob(s, recursive=True))
+            if not matches:
+                raise CorpusError(f"{s}: the pattern matches no file")
+            out.extend(Path(m) for m in matches if Path(m).is_file())
+        elif Path(s).is_dir():
+            found = sorted(p for p in Path(s).rglob("*") if p.is_file())
+            if not found:
+                raise CorpusError(f"{s}: the folder has no files")
+            out.extend(found)
+        elif Path(s).is_file():
+            out.append(Path(s))
+        else:
+            raise CorpusError(
+                f"{s}: no such file. To train on strings rather than files, pass texts=[...]"
+            )
+    seen: set[Path] = set()
+    return [p for p in out if not (p in seen or seen.add(p))]
+
+
+def _decode(data: bytes, errors: str, path: Path, offset: int) -> str:
+    try:
+        return data.decode("utf-8", errors="strict" if errors == "strict" else
+                           "replace" if errors == "replace" else "ignore")
+    except UnicodeDecodeError as e:
+        raise CorpusEncodingError(
+            f"{path}: invalid UTF-8 at byte offset {offset + e.start} (of the decompressed text)",
+            str(path),
+            offset + e.start,
+        ) from None
+
+
+def _blocks(path: Path, errors: str) -> Iterator[str]:
+    """Decompressed text of ``path`` in blocks cut after a newline."""
+    opener: Any = _OPENERS[path.suffix.lower()]
+    offset = 0
+    rest = b""
+    with opener(path, "rb") as f:
+        while True:
+            chunk = f.read(_BLOCK)
+            if not chunk:
+                break
+            data = rest + chunk
+            cut = data.rfind(b"\n") + 1
+            if cut == 0:
+                rest = data
+                continue
+            yield _decode(data[:cut], errors, path, offset)
+            offset += cut
+            rest = data[cut:]
+    if rest:
+        yield _decode(rest, errors, path, offset)
+
+
+def _jsonl_texts(path: Path, field: str, errors: str) -> Iterator[str]:
+    opener: Any = _OPENERS.get(path.suffix.lower() if path.suffix.lower() in _OPENERS else "", open)
+    with opener(path, "rt", encoding="utf-8", errors=errors if errors != "skip" else "ignore") as f:
+        for n, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as e:
+                raise CorpusError(f"{path}:{n}: not a JSON object: {e}") from None
+            text = obj.get(field) if isinstance(obj, dict) else None
+            if not isinstance(text, str):
+                raise CorpusError(f"{path}:{n}: no string field {field!r}")
+            yield text
+
+
+def feed_files(counter: Any, paths: list[Path], errors: str, text_field: str = "text") -> int:
+    """Count every file into ``counter`` (a ``_core.WordCounter``); returns bytes read."""
+    total = 0
+    for p in paths:
+        name = p.name.lower()
+        base = name
+        for ext in _OPENERS:
+            if base.endswith(ext):
+                base = base[: -len(ext)]
+        if base.endswith(".jsonl"):
+            total += feed_texts(counter, _jsonl_texts(p, text_field, errors))
+        elif p.suffix.lower() in _OPENERS:
+            for block in _blocks(p, errors):
+                counter.feed([block])
+                total += len(block.encode("utf-8"))
+        else:
+            total += counter.feed_file(str(p), errors)
+    return total
+
+
+def feed_texts(counter: Any, texts: Iterable[str], batch_bytes: int = 4 << 20) -> int:
+    """Count an iterable of documents into ``counter`` in batches; returns bytes seen."""
+    batch: list[str] = []
+    size = total = 0
+    for t in texts:
+        if not isinstance(t, str):
+            raise CorpusError(f"texts must be strings, got {type(t).__name__}")
+        batch.append(t)
+        size += len(t)
+        if size >= batch_bytes or len(batch) >= 65536:
+            _feed(counter, batch)
+            total += size
+            batch, size = [], 0
+    if batch:
+        _feed(counter, batch)
+        total += size
+    return total
+
+
+def _feed(counter: Any, batch: list[str]) -> None:
+    try:
+        counter.feed(batch)
+    except UnicodeEncodeError:
+        # lone surrogates cannot be UTF-8: they become U+FFFD, as in encode()
+        counter.feed([t.encode("utf-16", "surrogatepass").decode("utf-16", "replace") for t in batch])

@@ -1,0 +1,88 @@
+"""The exceptions tokensmith raises.
+
+Every error is a :class:`TokenizerError`, itself a :class:`ValueError`, so
+``except ValueError`` keeps working; the subclasses say what went wrong.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "TokenizerError",
+    "ConfigError",
+    "InvalidPatternError",
+    "VocabSizeError",
+    "TokenizerFormatError",
+    "UnsupportedComponentError",
+    "UnknownIdError",
+    "DisallowedSpecialTokenError",
+    "CorpusError",
+    "CorpusEncodingError",
+    "EmptyCorpusError",
+]
+
+
+class TokenizerError(ValueError):
+    """Base class of every tokensmith error."""
+
+
+class ConfigError(TokenizerError):
+    """A setting that cannot be used."""
+
+
+class InvalidPatternError(ConfigError):
+    """A pre-tokenizer regular expression that does not compile."""
+
+
+class VocabSizeError(ConfigError):
+    """A vocabulary size too small for the alphabet and the special tokens."""
+
+
+class TokenizerFormatError(TokenizerError):
+    """A tokenizer file that is malformed or truncated; the message names the field."""
+
+
+class UnsupportedComponentError(TokenizerFormatError):
+    """A tokenizer file that uses a component tokensmith does not implement."""
+
+
+class UnknownIdError(TokenizerError, KeyError):
+    """A token id that is not in the vocabulary."""
+
+    def __init__(self, message: str, token_id: int | None = None) -> None:
+        super().__init__(message)
+        self.token_id = token_id
+
+    def __str__(self) -> str:  # KeyError would add quotes
+        return str(self.args[0])
+
+
+class DisallowedSpecialTokenError(TokenizerError):
+    """Text contains a special token's text and the call did not say what to do with it."""
+
+    def __init__(self, token: str) -> None:
+        self.token = token
+        super().__init__(
+            f"the text contains the special token {token!r}. Pass "
+            f"allowed_special={{{token!r}}} (or allowed_special='all') to encode it as the "
+            f"special token, or disallowed_special=() to encode it as ordinary text."
+        )
+
+
+class CorpusError(TokenizerError):
+    """A training corpus that cannot be read."""
+
+
+class CorpusEncodingError(CorpusError):
+    """A corpus file that is not valid UTF-8."""
+
+    def __init__(self, message: str, path: str = "", offset: int = 0) -> None:
+        self.path = path
+        self.offset = offset
+        super().__init__(
+            f"{message}. Fix the file, or pass errors='replace' (use U+FFFD) or "
+            f"errors='skip' (drop the bad bytes)."
+        )
+
+
+class EmptyCorpusError(CorpusError):
+    """A training corpus with no text in it."""

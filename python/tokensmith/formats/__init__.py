@@ -1,0 +1,61 @@
+"""Tokenizer file formats: which reader or writer a path needs."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..errors import TokenizerFormatError, UnsupportedComponentError
+
+if TYPE_CHECKING:
+    from ..tokenizer import Tokenizer
+
+__all__ = ["load_path", "save_path"]
+
+
+def load_path(path: str | os.PathLike[str]) -> Tokenizer:
+    """Load a tokenizer from a file or a folder, choosing the format from what is there."""
+    from . import gpt2, hf_json
+
+    p = Path(path)
+    if p.is_dir():
+        if (p / "tokenizer.json").is_file():
+            return hf_json.load(p / "tokenizer.json")
+        if (p / "vocab.json").is_file() and (p / "merges.txt").is_file():
+            return gpt2.load_vocab_merges(p / "vocab.json", p / "merges.txt")
+        raise TokenizerFormatError(
+            f"{p}: no tokenizer.json, and no vocab.json + merges.txt pair, in this folder"
+        )
+    if not p.exists():
+        raise FileNotFoundError(f"{p}: no such file or folder")
+    name = p.name.lower()
+    if name.endswith(".json"):
+        if name == "vocab.json" or name.endswith("-vocab.json"):
+            merges = p.with_name(p.name[: -len("vocab.json")] + "merges.txt")
+            if not merges.is_file():
+                raise TokenizerFormatError(f"{p}: a vocab.json needs its merges.txt beside it ({merges})")
+            return gpt2.load_vocab_merges(p, merges)
+        return hf_json.load(p)
+    if name.endswith(".txt") and "merges" in name:
+        vocab = p.with_name(p.name.replace("merges.txt", "vocab.json"))
+        return gpt2.load_vocab_merges(vocab, p)
+    raise UnsupportedComponentError(
+        f"{p}: tokensmith reads tokenizer.json and vocab.json + merges.txt in this version; "
+        f"convert the file with the library that wrote it, or load its tokenizer.json"
+    )
+
+
+def save_path(tok: Tokenizer, path: str | os.PathLike[str], *, pretty: bool = True) -> Path:
+    """Save in the format the path names (``*.json``, or a folder for ``tokenizer.json``)."""
+    from . import hf_json
+
+    p = Path(path)
+    if p.is_dir() or str(path).endswith(os.sep):
+        p = p / "tokenizer.json"
+    if p.suffix.lower() != ".json":
+        raise UnsupportedComponentError(
+            f"{p}: save to a .json path (tokenizer.json) or a folder; "
+            f"for vocab.json + merges.txt use save_vocab_merges()"
+        )
+    return hf_json.save(tok, p, pretty=pretty)

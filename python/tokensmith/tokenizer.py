@@ -1,0 +1,280 @@
+"""The :class:`Tokenizer`: encode and decode through the whole pipeline."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from . import _core
+from .errors import DisallowedSpecialTokenError, TokenizerFormatError
+
+__all__ = ["Tokenizer", "Encoding"]
+
+SpecialSet = Literal["all"] | Collection[str]
+
+
+@dataclass(frozen=True)
+class Encoding:
+    """Everything one encode produces.
+
+    ``offsets`` are ``(start, end)`` character offsets into the original
+    string (``(0, 0)`` for tokens the post-processor added).
+    """
+
+    ids: list[int]
+    tokens: list[str]
+    offsets: list[tuple[int, int]]
+    type_ids: list[int]
+    special_tokens_mask: list[int]
+    attention_mask: list[int] = field(repr=False)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+
+def _clean(text: str) -> str:
+    """Lone surrogates cannot be UTF-8: they become U+FFFD, as tiktoken does."""
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+class Tokenizer:
+    """A loaded or trained tokenizer.
+
+    Special tokens follow tiktoken's rule by default: text that spells a
+    special token is refused with :class:`DisallowedSpecialTokenError`,
+    unless the call says to encode it as the special token
+    (``allowed_special``) or as ordinary text (``disallowed_special=()``).
+    Added tokens that are not special are always recognised.
+    """
+
+    def __init__(self, core: _core.Tokenizer) -> None:
+        self._core = core
+        self._specials: dict[str, int] = {c: i for c, i, s in core.added_tokens() if s}
+
+    # ----------------------------------------------------------- construction
+    @classmethod
+    def from_str(cls, json_text: str) -> Tokenizer:
+        """A tokenizer from the text of a ``tokenizer.json`` file."""
+        from .formats.hf_json import loads
+
+        return loads(json_text)
+
+    @classmethod
+    def from_file(cls, path: str | os.PathLike[str]) -> Tokenizer:
+        """A tokenizer from a file (``tokenizer.json``) or a folder that holds one."""
+        from .formats import load_path
+
+        return load_path(path)
+
+    # ----------------------------------------------------------------- policy
+    def _policy(
+        self, allowed_special: SpecialSet, disallowed_special: SpecialSet
+    ) -> tuple[object, object]:
+        if allowed_special == "all":
+            allowed: object = "all"
+            allowed_names = set(self._specials)
+        else:
+            allowed_names = {t for t in allowed_special if t in self._specials}
+            allowed = [self._specials[t] for t in allowed_names] if allowed_names else "none"
+        if disallowed_special == "all":
+            permitted: object = None if allowed == "all" else allowed
+        else:
+            banned = {t for t in disallowed_special if t in self._specials} - allowed_names
+            if not banned:
+                permitted = None
+            else:
+                permitted = [i for t, i in self._specials.items() if t not in banned] or "none"
+        return allowed, permitted
+
+    def _call(self, fn, text, *args):  # type: ignore[no-untyped-def]
+        try:
+            return fn(text, *args)
+        except UnicodeEncodeError:
+            return fn(_clean(text), *args)
+        except DisallowedSpecialTokenError as e:
+            raise DisallowedSpecialTokenError(e.token) from None
+
+    # --------------------------------------------------------------- encoding
+    def encode(
+        self,
+        text: str,
+        *,
+        allowed_special: SpecialSet = frozenset(),
+        disallowed_special: SpecialSet = "all",
+        add_special_tokens: bool = True,
+    ) -> list[int]:
+        """Token ids of ``text``.
+
+        ``add_special_tokens`` lets the post-processor add its tokens (BOS,
+        CLS/SEP …) when the tokenizer has one.
+        """
+        allowed, permitted = self._policy(allowed_special, disallowed_special)
+        return self._call(
+            lambda t: self._core.encode(t, allowed, permitted, add_special_tokens), text
+        )
+
+    def encode_ordinary(self, text: str) -> list[int]:
+        """Encode with every special token treated as ordinary text."""
+        return self.encode(text, disallowed_special=(), add_special_tokens=False)
+
+    def encode_batch(
+        self,
+        texts: Iterable[str],
+        *,
+        allowed_special: SpecialSet = frozenset(),
+        disallowed_special: SpecialSet = "all",
+        add_special_tokens: bool = True,
+    ) -> list[list[int]]:
+        """Encode many texts in parallel (Rust threads, the GIL released)."""
+        allowed, permitted = self._policy(allowed_special, disallowed_special)
+        batch = list(texts)
+        return self._call(
+            lambda b: self._core.encode_batch(b, allowed, permitted, add_special_tokens),
+            batch,
+        ) if batch else []
+
+    def count(
+        self,
+        text: str,
+        *,
+        allowed_special: SpecialSet = frozenset(),
+        disallowed_special: SpecialSet = "all",
+        add_special_tokens: bool = True,
+    ) -> int:
+        """Number of tokens of ``text``."""
+        allowed, permitted = self._policy(allowed_special, disallowed_special)
+        return self._call(
+            lambda t: self._core.count(t, allowed, permitted, add_special_tokens), text
+        )
+
+    def encode_full(
+        self,
+        text: str,
+        pair: str | None = None,
+        *,
+        allowed_special: SpecialSet = frozenset(),
+        disallowed_special: SpecialSet = "all",
+        add_special_tokens: bool = True,
+    ) -> Encoding:
+        """Ids, token strings, character offsets, type ids and masks."""
+        allowed, permitted = self._policy(allowed_special, disallowed_special)
+
+        def run(t: str) -> tuple[list[int], list[int], list[tuple[int, int]], list[int]]:
+            p = pair
+            try:
+                return self._core.encode_full(t, p, allowed, permitted, add_special_tokens)
+            except UnicodeEncodeError:
+                p = _clean(p) if p is not None else None
+                return self._core.encode_full(_clean(t), p, allowed, permitted, add_special_tokens)
+
+        try:
+            ids, type_ids, offsets, mask = run(text)
+        except DisallowedSpecialTokenError as e:
+            raise DisallowedSpecialTokenError(e.token) from None
+        tokens = [self._core.id_to_token(i) or "" for i in ids]
+        return Encoding(
+            ids=ids,
+            tokens=tokens,
+            offsets=[tuple(o) for o in offsets],  # type: ignore[misc]
+            type_ids=type_ids,
+            special_tokens_mask=list(mask),
+            attention_mask=[1] * len(ids),
+        )
+
+    # --------------------------------------------------------------- decoding
+    def decode(self, ids: Sequence[int], *, skip_special_tokens: bool = False) -> str:
+        """Text of ``ids``; unknown ids raise :class:`UnknownIdError`.
+
+        Bytes that do not form valid UTF-8 become U+FFFD.
+        """
+        return _with_ids(lambda: self._core.decode(_as_list(ids), skip_special_tokens))
+
+    def decode_batch(
+        self, batch: Iterable[Sequence[int]], *, skip_special_tokens: bool = False
+    ) -> list[str]:
+        return _with_ids(
+            lambda: self._core.decode_batch([_as_list(x) for x in batch], skip_special_tokens)
+        )
+
+    def decode_bytes(self, ids: Sequence[int]) -> bytes:
+        """The raw bytes of ``ids`` (no decoder, no replacement characters)."""
+        return _with_ids(lambda: self._core.decode_bytes(_as_list(ids)))
+
+    # ------------------------------------------------------------ vocabulary
+    def token_to_id(self, token: str) -> int | None:
+        return self._core.token_to_id(token)
+
+    def id_to_token(self, token_id: int) -> str | None:
+        return self._core.id_to_token(token_id) if token_id >= 0 else None
+
+    def id_to_bytes(self, token_id: int) -> bytes | None:
+        return self._core.id_to_bytes(token_id) if token_id >= 0 else None
+
+    @property
+    def vocab_size(self) -> int:
+        """One more than the largest id, added tokens included."""
+        return self._core.vocab_size
+
+    def __len__(self) -> int:
+        return self._core.vocab_size
+
+    def get_vocab(self) -> dict[str, int]:
+        """Token string -> id, added tokens included."""
+        return self._core.get_vocab()
+
+    @property
+    def special_tokens(self) -> dict[str, int]:
+        return dict(self._specials)
+
+    @property
+    def merges(self) -> list[tuple[str, str]]:
+        """The BPE merges in rank order, as token strings."""
+        return self._core.merges()
+
+    @property
+    def is_byte_level(self) -> bool:
+        return self._core.byte_level
+
+    # ------------------------------------------------------------------ files
+    def to_str(self, *, pretty: bool = True) -> str:
+        """This tokenizer as ``tokenizer.json`` text."""
+        return self._core.to_json(pretty)
+
+    def save(self, path: str | os.PathLike[str], *, pretty: bool = True) -> Path:
+        """Write ``tokenizer.json`` (atomically). A folder gets ``tokenizer.json`` inside."""
+        from .formats import save_path
+
+        return save_path(self, path, pretty=pretty)
+
+    def save_vocab_merges(
+        self, folder: str | os.PathLike[str], prefix: str | None = None
+    ) -> tuple[Path, Path]:
+        """Write the classic ``vocab.json`` + ``merges.txt`` pair; returns both paths."""
+        from .formats.gpt2 import save_vocab_merges
+
+        return save_vocab_merges(self, folder, prefix)
+
+    def __repr__(self) -> str:
+        kind = "byte-level BPE" if self.is_byte_level else "BPE"
+        return f"<tokensmith.Tokenizer {kind}, {self.vocab_size} tokens>"
+
+
+def _as_list(ids: Sequence[int]) -> list[int]:
+    return ids if isinstance(ids, list) else list(ids)
+
+
+def _with_ids(fn):  # type: ignore[no-untyped-def]
+    """Run a decode; ids that are negative or too large are unknown ids."""
+    try:
+        return fn()
+    except OverflowError:
+        from .errors import UnknownIdError
+
+        raise UnknownIdError(
+            "a token id is negative or too large for any vocabulary", None
+        ) from None
+    except TypeError as e:
+        raise TokenizerFormatError(f"token ids must be integers: {e}") from None

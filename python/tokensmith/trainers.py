@@ -1,0 +1,227 @@
+"""Training: corpora in, :class:`~tokensmith.Tokenizer` out."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, Literal, TextIO
+
+from . import _core, patterns
+from .corpus import Files, expand, feed_files, feed_texts
+from .errors import (
+    ConfigError,
+    EmptyCorpusError,
+    InvalidPatternError,
+    VocabSizeError,
+)
+from .tokenizer import Tokenizer
+
+__all__ = ["train", "train_bpe", "format_merge"]
+
+
+def format_merge(index: int, left: bytes, right: bytes, new_id: int, count: int) -> str:
+    """One line of the training trace: ``merge 0: (b' ', b't') -> 256 ' t' (count 50)``."""
+    merged = (left + right).decode("utf-8", errors="backslashreplace")
+    return f"merge {index}: ({left!r}, {right!r}) -> {new_id} {merged!r} (count {count})"
+
+
+def _check_pattern(pattern: str) -> str:
+    regex = patterns.resolve(pattern)
+    if not regex:
+        raise InvalidPatternError("the pre-tokenizer pattern is empty")
+    try:
+        _core.check_regex(regex)
+    except ConfigError as e:
+        raise InvalidPatternError(f"{e}. Pass a valid regex or a name: "
+                                  f"{', '.join(sorted(patterns.NAMED))}") from None
+    return regex
+
+
+def train(
+    files: Files | None = None,
+    *,
+    texts: Iterable[str] | None = None,
+    model: Literal["bpe"] = "bpe",
+    vocab_size: int = 32_000,
+    **options: Any,
+) -> Tokenizer:
+    """Train a tokenizer on files (paths, folders, globs) and/or an iterable of strings.
+
+    ``model="bpe"`` trains byte-level BPE by default (see :func:`train_bpe`
+    for every option, among them character-level BPE with ``byte_level=False``).
+    """
+    if model.lower() != "bpe":
+        raise ConfigError(
+            f"model={model!r}: this version trains 'bpe'; WordPiece and Unigram trainers are "
+            f"planned"
+        )
+    return train_bpe(files, texts=texts, vocab_size=vocab_size, **options)
+
+
+def train_bpe(
+    files: Files | None = None,
+    *,
+    texts: Iterable[str] | None = None,
+    vocab_size: int = 32_000,
+    min_frequency: int = 0,
+    special_tokens: Sequence[str] = ("<|endoftext|>",),
+    max_token_length: int | None = None,
+    pattern: str = "gpt4",
+    byte_level: bool = True,
+    end_of_word_suffix: str | None = None,
+    continuing_subword_prefix: str | None = None,
+    limit_alphabet: int | None = None,
+    unk_token: str | None = "<unk>",
+    lowercase: bool = False,
+    normalizer: str | None = None,
+    errors: Literal["strict", "replace", "skip"] = "strict",
+    verbose: bool = False,
+    trace: int = 20,
+    progress: bool | None = None,
+    stream: TextIO | None = None,
+    callback: Callable[[str, tuple[Any, ...]], None] | None = None,
+) -> Tokenizer:
+    """Train BPE.
+
+    Byte-level (default, ``byte_level=True``): the 256 bytes are ids 0–255,
+    learned merges follow (the first is id 256), then ``special_tokens``. Text
+    is cut by ``pattern`` — ``"gpt4"`` (the cl100k regex, default), ``"gpt2"``,
+    ``"o200k"``, or any regex — exactly as the saved tokenizer will cut it.
+
+    Character-level (``byte_level=False``): the alphabet is the characters of
+    the corpus (the ``limit_alphabet`` most frequent), words are cut at
+    whitespace, ``end_of_word_suffix`` (e.g. ``"</w>"``, Sennrich et al. 2016)
+    marks the last symbol of each word, characters never seen become
+    ``unk_token``.
+
+    ``vocab_size`` counts everything: alphabet, merges and special tokens.
+    Merges stop early when no pair occurs ``min_frequency`` times (or at all).
+    Ties between equally frequent pairs go to the pair with the smaller
+    (left id, right id): results are the same on any machine and thread count.
+    ``max_token_length`` caps a learned token in bytes (byte-level) or
+    characters (character-level).
+
+    ``verbose`` prints the first ``trace`` merges and a progress bar with an
+    ETA to ``stream`` (stderr); ``callback(kind, data)`` receives the same
+    events (``"merge"`` and ``"progress"``).
+    """
+    out = stream or sys.stderr
+    if files is None and texts is None:
+        raise ConfigError("give files (paths, folders or globs) or texts=[...] to train on")
+    if isinstance(vocab_size, bool) or not isinstance(vocab_size, int) or vocab_size <= 0:
+        raise VocabSizeError(f"vocab_size must be a positive integer, got {vocab_size!r}")
+    if errors not in ("strict", "replace", "skip"):
+        raise ConfigError(f"errors must be 'strict', 'replace' or 'skip', not {errors!r}")
+    specials = list(dict.fromkeys(special_tokens))
+    if any(not s for s in specials):
+        raise ConfigError("special tokens cannot be empty strings")
+    if not byte_level and unk_token and unk_token not in specials:
+        specials.append(unk_token)
+    if byte_level and vocab_size < 256 + len(specials):
+        raise VocabSizeError(
+            f"vocab_size={vocab_size} cannot hold the 256 byte tokens plus "
+            f"{len(specials)} special token(s); use at least {256 + len(specials)}"
+        )
+    if max_token_length is not None and max_token_length < 2:
+        raise ConfigError("max_token_length must be at least 2 (or None for no limit)")
+
+    norms: list[dict[str, Any]] = []
+    if normalizer:
+        norms.append({"type": normalizer.upper()})
+    if lowercase:
+        norms.append({"type": "Lowercase"})
+    norm: dict[str, Any] | None = (
+        None if not norms else norms[0] if len(norms) == 1
+        else {"type": "Sequence", "normalizers": norms}
+    )
+    if byte_level:
+        regex = _check_pattern(pattern)
+        pre: dict[str, Any] = {
+            "type": "Sequence",
+            "pretokenizers": [
+                {"type": "Split", "pattern": {"Regex": regex}, "behavior": "Isolated",
+                 "invert": False},
+                {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True,
+                 "use_regex": False},
+            ],
+        }
+        decoder: dict[str, Any] = {"type": "ByteLevel", "add_prefix_space": True,
+                                   "trim_offsets": True, "use_regex": True}
+    else:
+        pre = {"type": "WhitespaceSplit"}
+        decoder = ({"type": "BPEDecoder", "suffix": end_of_word_suffix}
+                   if end_of_word_suffix else {"type": "Fuse"})
+    components = {"normalizer": norm, "pre_tokenizer": pre}
+
+    t0 = time.monotonic()
+    counter = _core.WordCounter(json.dumps(components))
+    n_bytes = 0
+    if files is not None:
+        paths = expand(files)
+        if verbose:
+            print(f"counting words in {len(paths)} file(s) …", file=out)
+        n_bytes += feed_files(counter, paths, errors)
+    if texts is not None:
+        if isinstance(texts, str):
+            raise ConfigError("texts must be an iterable of strings, not one string; "
+                              "wrap it: texts=[text]")
+        n_bytes += feed_texts(counter, texts)
+    if counter.distinct == 0:
+        raise EmptyCorpusError("the corpus is empty: there is no text to train on")
+    t_count = time.monotonic() - t0
+    if verbose:
+        print(f"{n_bytes:,} bytes, {counter.distinct:,} distinct pieces "
+              f"({t_count:.1f} s)", file=out)
+
+    show_bar = verbose if progress is None else progress
+    bar = None
+
+    def on_event(kind: str, data: tuple[Any, ...]) -> None:
+        nonlocal bar
+        if callback is not None:
+            callback(kind, data)
+        if kind == "merge" and verbose:
+            print(format_merge(*data), file=out)
+        elif kind == "progress" and show_bar:
+            done, total = data
+            if bar is None:
+                from ._progress import Progress
+
+                bar = Progress(total, "merges", out)
+            bar.update(done)
+
+    target = vocab_size - len(specials)
+    t1 = time.monotonic()
+    trained = counter.train_bpe(
+        target,
+        min_frequency,
+        max_token_length,
+        byte_level,
+        None if byte_level else continuing_subword_prefix,
+        None if byte_level else end_of_word_suffix,
+        limit_alphabet,
+        trace if verbose or callback else 0,
+        on_event if (verbose or callback or show_bar) else None,
+    )
+    if bar is not None:
+        bar.close()
+    base = trained.alphabet_size + len(trained.merges())
+    added = [
+        {"id": base + i, "content": s, "single_word": False, "lstrip": False, "rstrip": False,
+         "normalized": False, "special": True}
+        for i, s in enumerate(specials)
+    ]
+    comps = dict(components, decoder=decoder, post_processor=None)
+    if not byte_level and unk_token:
+        comps["unk_token"] = unk_token
+    core = _core.Tokenizer.from_trained(trained, json.dumps(comps), json.dumps(added))
+    tok = Tokenizer(core)
+    if verbose:
+        learned = len(trained.merges())
+        note = "" if learned == target - trained.alphabet_size else (
+            f" (stopped early: no pair left with count >= {max(min_frequency, 1)})")
+        print(f"learned {learned:,} merges in {time.monotonic() - t1:.1f} s; "
+              f"vocabulary {tok.vocab_size:,} tokens{note}", file=out)
+    return tok

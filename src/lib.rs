@@ -1,0 +1,20 @@
+//! tokensmith core: the tokenizer pipeline and trainers. Python bindings live
+//! in `python.rs`, behind the `python` feature.
+
+pub mod added_tokens;
+pub mod bytelevel;
+pub mod decoders;
+pub mod error;
+pub mod models;
+pub mod normalizers;
+pub mod pattern;
+pub mod pre_tokenizers;
+pub mod processors;
+pub mod tokenizer;
+pub mod trainers;
+
+#[cfg(feature = "python")]
+mod python;
+
+pub use error::{Error, Result};
+pub use tokenizer::Tokenizer;

@@ -1,0 +1,458 @@
+//! Byte-pair encoding, byte-level (GPT-2 and later) and character-level
+//! (with a continuing-subword prefix and/or end-of-word suffix).
+//!
+//! Tokens are stored as the bytes they stand for: for byte-level models the
+//! raw bytes, for character-level models the UTF-8 of the token string.
+
+mod merge;
+mod serde_impl;
+
+use crate::models::Model;
+use rustc_hash::FxHashMap;
+use std::sync::RwLock;
+
+const NONE: u32 = u32::MAX;
+const CACHE_CAPACITY: usize = 200_000;
+const CACHE_MAX_PIECE: usize = 128;
+
+pub struct Bpe {
+    pub(crate) vocab: FxHashMap<Vec<u8>, u32>,
+    pub(crate) vocab_r: Vec<Option<Box<[u8]>>>,
+    /// pair -> (rank, merged id); a lower rank merges first.
+    pub(crate) merges: FxHashMap<(u32, u32), (u32, u32)>,
+    pub byte_level: bool,
+    pub unk_token: Option<String>,
+    unk_id: Option<u32>,
+    pub fuse_unk: bool,
+    pub byte_fallback: bool,
+    /// Look the whole piece up before merging (tiktoken and Llama-3 behaviour).
+    pub ignore_merges: bool,
+    pub continuing_subword_prefix: Option<String>,
+    pub end_of_word_suffix: Option<String>,
+    pub dropout: Option<f32>,
+    byte_ids: [u32; 256],
+    fallback_ids: [u32; 256],
+    cache: RwLock<FxHashMap<Box<[u8]>, Box<[(u32, u32)]>>>,
+}
+
+pub struct BpeOptions {
+    pub byte_level: bool,
+    pub unk_token: Option<String>,
+    pub fuse_unk: bool,
+    pub byte_fallback: bool,
+    pub ignore_merges: bool,
+    pub continuing_subword_prefix: Option<String>,
+    pub end_of_word_suffix: Option<String>,
+    pub dropout: Option<f32>,
+}
+
+impl Default for BpeOptions {
+    fn default() -> Self {
+        BpeOptions {
+            byte_level: true,
+            unk_token: None,
+            fuse_unk: false,
+            byte_fallback: false,
+            ignore_merges: false,
+            continuing_subword_prefix: None,
+            end_of_word_suffix: None,
+            dropout: None,
+        }
+    }
+}
+
+impl Bpe {
+    /// `vocab`: (token bytes, id); `merges`: pairs in rank order.
+    pub fn new(
+        vocab: Vec<(Vec<u8>, u32)>,
+        merges: &[(Vec<u8>, Vec<u8>)],
+        opts: BpeOptions,
+    ) -> crate::error::Result<Self> {
+        use crate::error::Error;
+        let mut map: FxHashMap<Vec<u8>, u32> = FxHashMap::default();
+        map.reserve(vocab.len());
+        let max_id = vocab
+            .iter()
+            .map(|(_, id)| *id)
+            .max()
+            .map_or(0, |m| m as usize + 1);
+        let mut vocab_r: Vec<Option<Box<[u8]>>> = vec![None; max_id];
+        for (tok, id) in vocab {
+            if let Some(prev) = &vocab_r[id as usize] {
+                return Err(Error::Format(format!(
+                    "vocab: id {id} is used twice ({:?} and {:?})",
+                    String::from_utf8_lossy(prev),
+                    String::from_utf8_lossy(&tok)
+                )));
+            }
+            if map.insert(tok.clone(), id).is_some() {
+                return Err(Error::Format(format!(
+                    "vocab: token {:?} appears twice",
+                    String::from_utf8_lossy(&tok)
+                )));
+            }
+            vocab_r[id as usize] = Some(tok.into_boxed_slice());
+        }
+        let mut m = FxHashMap::default();
+        m.reserve(merges.len());
+        let lossy = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        for (rank, (a, b)) in merges.iter().enumerate() {
+            let ia = map.get(a).ok_or_else(|| {
+                Error::Format(format!(
+                    "merges[{rank}]: token {:?} is not in the vocab",
+                    lossy(a)
+                ))
+            })?;
+            let ib = map.get(b).ok_or_else(|| {
+                Error::Format(format!(
+                    "merges[{rank}]: token {:?} is not in the vocab",
+                    lossy(b)
+                ))
+            })?;
+            let mut ab = a.clone();
+            ab.extend_from_slice(b);
+            let (pa, pb) = (*ia, *ib);
+            let suffix_free = match &opts.continuing_subword_prefix {
+                // with a prefix, "a" + "##b" merges into "ab"
+                Some(p) if b.starts_with(p.as_bytes()) => {
+                    let mut v = a.clone();
+                    v.extend_from_slice(&b[p.len()..]);
+                    v
+                }
+                _ => ab,
+            };
+            let new_id = map.get(&suffix_free).ok_or_else(|| {
+                Error::Format(format!(
+                    "merges[{rank}]: the merged token {:?} is not in the vocab",
+                    lossy(&suffix_free)
+                ))
+            })?;
+            // a repeated pair keeps its last rank, as in `tokenizers`
+            m.insert((pa, pb), (rank as u32, *new_id));
+        }
+        Ok(Self::from_parts(map, vocab_r, m, opts))
+    }
+
+    /// A model whose merges follow from the vocabulary alone: any two adjacent
+    /// tokens whose concatenation is a token merge, lowest id first (tiktoken).
+    pub fn from_ranks(vocab: Vec<(Vec<u8>, u32)>) -> crate::error::Result<Self> {
+        let opts = BpeOptions {
+            ignore_merges: true,
+            ..BpeOptions::default()
+        };
+        let mut bpe = Bpe::new(vocab, &[], opts)?;
+        let mut merges = FxHashMap::default();
+        for (tok, &id) in &bpe.vocab {
+            for cut in 1..tok.len() {
+                if let (Some(&a), Some(&b)) =
+                    (bpe.vocab.get(&tok[..cut]), bpe.vocab.get(&tok[cut..]))
+                {
+                    merges.insert((a, b), (id, id));
+                }
+            }
+        }
+        bpe.merges = merges;
+        Ok(bpe)
+    }
+
+    pub(crate) fn from_parts(
+        vocab: FxHashMap<Vec<u8>, u32>,
+        vocab_r: Vec<Option<Box<[u8]>>>,
+        merges: FxHashMap<(u32, u32), (u32, u32)>,
+        opts: BpeOptions,
+    ) -> Self {
+        let mut byte_ids = [NONE; 256];
+        let mut fallback_ids = [NONE; 256];
+        for b in 0..=255u8 {
+            if let Some(&id) = vocab.get(&[b][..]) {
+                byte_ids[b as usize] = id;
+            }
+            if let Some(&id) = vocab.get(format!("<0x{b:02X}>").as_bytes()) {
+                fallback_ids[b as usize] = id;
+            }
+        }
+        let opts = BpeOptions {
+            continuing_subword_prefix: opts.continuing_subword_prefix.filter(|p| !p.is_empty()),
+            end_of_word_suffix: opts.end_of_word_suffix.filter(|p| !p.is_empty()),
+            ..opts
+        };
+        let unk_id = opts
+            .unk_token
+            .as_ref()
+            .and_then(|u| vocab.get(u.as_bytes()).copied());
+        Bpe {
+            vocab,
+            vocab_r,
+            merges,
+            byte_level: opts.byte_level,
+            unk_token: opts.unk_token,
+            unk_id,
+            fuse_unk: opts.fuse_unk,
+            byte_fallback: opts.byte_fallback,
+            ignore_merges: opts.ignore_merges,
+            continuing_subword_prefix: opts.continuing_subword_prefix,
+            end_of_word_suffix: opts.end_of_word_suffix,
+            dropout: opts.dropout,
+            byte_ids,
+            fallback_ids,
+            cache: RwLock::new(FxHashMap::default()),
+        }
+    }
+
+    /// Merges as `(left, right)` ids in rank order.
+    pub fn merges_in_order(&self) -> Vec<(u32, u32)> {
+        let mut v: Vec<((u32, u32), (u32, u32))> =
+            self.merges.iter().map(|(k, v)| (*k, *v)).collect();
+        v.sort_by_key(|(pair, (rank, _))| (*rank, *pair));
+        v.into_iter().map(|(p, _)| p).collect()
+    }
+
+    pub fn vocab_iter(&self) -> impl Iterator<Item = (u32, &[u8])> {
+        self.vocab_r
+            .iter()
+            .enumerate()
+            .filter_map(|(i, t)| t.as_deref().map(|t| (i as u32, t)))
+    }
+
+    fn plain(&self) -> bool {
+        self.continuing_subword_prefix.is_none() && self.end_of_word_suffix.is_none()
+    }
+
+    /// The initial symbols of a piece: bytes (byte-level) or characters.
+    fn initial_symbols(&self, piece: &[u8], syms: &mut Vec<(u32, u32)>) {
+        if self.byte_level
+            && self.plain()
+            && piece.iter().all(|&b| self.byte_ids[b as usize] != NONE)
+        {
+            syms.extend(piece.iter().map(|&b| (self.byte_ids[b as usize], 1)));
+            return;
+        }
+        // Unit boundaries: every byte, or every UTF-8 character.
+        let mut bounds: Vec<usize> = Vec::with_capacity(piece.len() + 1);
+        if self.byte_level {
+            bounds.extend(0..=piece.len());
+        } else {
+            bounds.extend((0..piece.len()).filter(|&i| (piece[i] & 0xC0) != 0x80));
+            bounds.push(piece.len());
+        }
+        let mut key: Vec<u8> = Vec::with_capacity(16);
+        let mut unk: Option<(u32, u32)> = None;
+        let units = bounds.len() - 1;
+        for u in 0..units {
+            let (s, e) = (bounds[u], bounds[u + 1]);
+            key.clear();
+            if u > 0 {
+                if let Some(p) = &self.continuing_subword_prefix {
+                    key.extend_from_slice(p.as_bytes());
+                }
+            }
+            key.extend_from_slice(&piece[s..e]);
+            if u + 1 == units {
+                if let Some(sfx) = &self.end_of_word_suffix {
+                    key.extend_from_slice(sfx.as_bytes());
+                }
+            }
+            let len = (e - s) as u32;
+            if let Some(&id) = self.vocab.get(&key) {
+                if let Some(pending) = unk.take() {
+                    syms.push(pending);
+                }
+                syms.push((id, len));
+                continue;
+            }
+            if self.byte_fallback && key.iter().all(|&b| self.fallback_ids[b as usize] != NONE) {
+                // as in `tokenizers`, byte-fallback pieces cover the unit's bytes one by one
+                for (k, &b) in key.iter().enumerate() {
+                    let l = if k < len as usize { 1 } else { 0 };
+                    syms.push((self.fallback_ids[b as usize], l));
+                }
+                continue;
+            }
+            if let Some(unk_id) = self.unk_id {
+                unk = match unk {
+                    Some((id, l)) if self.fuse_unk => Some((id, l + len)),
+                    Some(pending) => {
+                        syms.push(pending);
+                        Some((unk_id, len))
+                    }
+                    None => Some((unk_id, len)),
+                };
+            }
+        }
+        if let Some(pending) = unk {
+            syms.push(pending);
+        }
+    }
+}
+
+impl Model for Bpe {
+    fn encode_piece(&self, piece: &[u8], out: &mut Vec<(u32, u32)>) {
+        if piece.is_empty() {
+            return;
+        }
+        if self.ignore_merges {
+            if let Some(&id) = self.vocab.get(piece) {
+                out.push((id, piece.len() as u32));
+                return;
+            }
+        }
+        let use_cache = self.dropout.is_none_or(|d| d <= 0.0) && piece.len() <= CACHE_MAX_PIECE;
+        if use_cache {
+            if let Ok(cache) = self.cache.try_read() {
+                if let Some(hit) = cache.get(piece) {
+                    out.extend_from_slice(hit);
+                    return;
+                }
+            }
+        }
+        let start = out.len();
+        let mut syms = Vec::with_capacity(piece.len());
+        self.initial_symbols(piece, &mut syms);
+        merge::merge_symbols(&mut syms, &self.merges, self.dropout);
+        out.extend_from_slice(&syms);
+        if use_cache {
+            if let Ok(mut cache) = self.cache.try_write() {
+                if cache.len() >= CACHE_CAPACITY {
+                    cache.clear();
+                }
+                cache.insert(piece.into(), out[start..].into());
+            }
+        }
+    }
+
+    fn id_to_bytes(&self, id: u32) -> Option<&[u8]> {
+        self.vocab_r.get(id as usize).and_then(|t| t.as_deref())
+    }
+
+    fn token_to_id(&self, token: &[u8]) -> Option<u32> {
+        self.vocab.get(token).copied()
+    }
+
+    fn vocab_len(&self) -> usize {
+        self.vocab_r.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn toy() -> Bpe {
+        let vocab: Vec<(Vec<u8>, u32)> = ["a", "b", "c", "ab", "bc", "abc"]
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.as_bytes().to_vec(), i as u32))
+            .collect();
+        let merges = vec![
+            (b"a".to_vec(), b"b".to_vec()),
+            (b"ab".to_vec(), b"c".to_vec()),
+            (b"b".to_vec(), b"c".to_vec()),
+        ];
+        Bpe::new(vocab, &merges, BpeOptions::default()).unwrap()
+    }
+
+    fn ids(m: &Bpe, s: &str) -> Vec<u32> {
+        let mut out = vec![];
+        m.encode_piece(s.as_bytes(), &mut out);
+        out.into_iter().map(|(i, _)| i).collect()
+    }
+
+    #[test]
+    fn merges_follow_rank_order() {
+        let m = toy();
+        assert_eq!(ids(&m, "abc"), vec![5]);
+        assert_eq!(ids(&m, "bcab"), vec![4, 3]);
+        assert_eq!(ids(&m, "cab"), vec![2, 3]);
+        // long input takes the heap path and agrees with the short path
+        let long = "abc".repeat(500);
+        assert_eq!(ids(&m, &long), vec![5; 500]);
+    }
+
+    #[test]
+    fn from_ranks_merges_like_tiktoken() {
+        let vocab: Vec<(Vec<u8>, u32)> = ["a", "b", "c", "bc", "ab", "abc"]
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.as_bytes().to_vec(), i as u32))
+            .collect();
+        let m = Bpe::from_ranks(vocab).unwrap();
+        assert_eq!(ids(&m, "abc"), vec![5]);
+        assert_eq!(ids(&m, "abcb"), vec![5, 1]);
+        assert_eq!(ids(&m, "ab"), vec![4]);
+    }
+
+    #[test]
+    fn unknown_characters_become_unk_or_bytes() {
+        let vocab: Vec<(Vec<u8>, u32)> = ["<unk>", "a", "<0xC3>", "<0xA9>"]
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.as_bytes().to_vec(), i as u32))
+            .collect();
+        let opts = BpeOptions {
+            byte_level: false,
+            unk_token: Some("<unk>".into()),
+            fuse_unk: true,
+            ..Default::default()
+        };
+        let m = Bpe::new(vocab.clone(), &[], opts).unwrap();
+        assert_eq!(ids(&m, "a\u{e8}\u{e8}a"), vec![1, 0, 1]);
+        let opts = BpeOptions {
+            byte_level: false,
+            byte_fallback: true,
+            ..Default::default()
+        };
+        let m = Bpe::new(vocab, &[], opts).unwrap();
+        assert_eq!(ids(&m, "\u{e9}a"), vec![2, 3, 1]);
+    }
+
+    #[test]
+    fn end_of_word_suffix() {
+        let vocab: Vec<(Vec<u8>, u32)> = ["l", "o", "w</w>", "lo", "low</w>"]
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.as_bytes().to_vec(), i as u32))
+            .collect();
+        let merges = vec![
+            (b"l".to_vec(), b"o".to_vec()),
+            (b"lo".to_vec(), b"w</w>".to_vec()),
+        ];
+        let opts = BpeOptions {
+            byte_level: false,
+            end_of_word_suffix: Some("</w>".into()),
+            ..Default::default()
+        };
+        let m = Bpe::new(vocab, &merges, opts).unwrap();
+        assert_eq!(ids(&m, "low"), vec![4]);
+        assert_eq!(ids(&m, "lol"), vec![3]);
+    }
+
+    #[test]
+    fn bad_merges_are_reported() {
+        let vocab = vec![(b"a".to_vec(), 0)];
+        let e = Bpe::new(
+            vocab,
+            &[(b"a".to_vec(), b"z".to_vec())],
+            BpeOptions::default(),
+        )
+        .err()
+        .unwrap();
+        assert!(e.to_string().contains("merges[0]"));
+    }
+}
+
+impl Bpe {
+    /// Set the unknown token (it must be in the vocabulary to take effect).
+    pub fn set_unk(&mut self, unk: &str) {
+        self.unk_id = self.vocab.get(unk.as_bytes()).copied();
+        self.unk_token = Some(unk.to_string());
+    }
+
+    /// Add a token at a given id (used for special tokens kept in the model vocab).
+    pub fn push_token(&mut self, token: &[u8], id: u32) {
+        if self.vocab_r.len() <= id as usize {
+            self.vocab_r.resize(id as usize + 1, None);
+        }
+        self.vocab_r[id as usize] = Some(token.into());
+        self.vocab.insert(token.to_vec(), id);
+    }
+}

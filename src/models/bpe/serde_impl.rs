@@ -1,0 +1,169 @@
+//! The `"model": {"type": "BPE", ...}` section of `tokenizer.json`.
+
+use super::{Bpe, BpeOptions};
+use crate::bytelevel;
+use crate::error::{Error, Result};
+use serde_json::{json, Map, Value};
+
+fn token_bytes(tok: &str, byte_level: bool) -> Vec<u8> {
+    if byte_level {
+        if let Some(b) = bytelevel::string_to_bytes(tok) {
+            return b;
+        }
+    }
+    tok.as_bytes().to_vec()
+}
+
+fn opt_string(obj: &Map<String, Value>, key: &str) -> Result<Option<String>> {
+    match obj.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(other) => Err(Error::Format(format!(
+            "model.{key}: expected a string or null, found {other}"
+        ))),
+    }
+}
+
+fn opt_bool(obj: &Map<String, Value>, key: &str) -> Result<bool> {
+    match obj.get(key) {
+        None | Some(Value::Null) => Ok(false),
+        Some(Value::Bool(b)) => Ok(*b),
+        Some(other) => Err(Error::Format(format!(
+            "model.{key}: expected true or false, found {other}"
+        ))),
+    }
+}
+
+impl Bpe {
+    pub fn from_json(model: &Value, byte_level: bool) -> Result<Bpe> {
+        let obj = model
+            .as_object()
+            .ok_or_else(|| Error::Format("model: expected an object".into()))?;
+        let vocab = obj
+            .get("vocab")
+            .ok_or_else(|| Error::Format("model.vocab: missing".into()))?
+            .as_object()
+            .ok_or_else(|| {
+                Error::Format("model.vocab: expected an object of token -> id".into())
+            })?;
+        let mut v = Vec::with_capacity(vocab.len());
+        for (tok, id) in vocab {
+            let id = id
+                .as_u64()
+                .filter(|&i| i < u32::MAX as u64)
+                .ok_or_else(|| {
+                    Error::Format(format!(
+                        "model.vocab[{tok:?}]: expected a non-negative integer id, found {id}"
+                    ))
+                })?;
+            v.push((token_bytes(tok, byte_level), id as u32));
+        }
+        let merges_v = match obj.get("merges") {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::Array(a)) => a.clone(),
+            Some(_) => return Err(Error::Format("model.merges: expected a list".into())),
+        };
+        let mut merges = Vec::with_capacity(merges_v.len());
+        for (i, m) in merges_v.iter().enumerate() {
+            let (a, b) = match m {
+                Value::String(s) => {
+                    let parts: Vec<&str> = s.split(' ').collect();
+                    if parts.len() != 2 {
+                        return Err(Error::Format(format!(
+                            "model.merges[{i}]: {s:?} is not two tokens separated by one space"
+                        )));
+                    }
+                    (parts[0].to_string(), parts[1].to_string())
+                }
+                Value::Array(p) if p.len() == 2 && p.iter().all(|x| x.is_string()) => (
+                    p[0].as_str().unwrap_or_default().to_string(),
+                    p[1].as_str().unwrap_or_default().to_string(),
+                ),
+                other => {
+                    return Err(Error::Format(format!(
+                        "model.merges[{i}]: expected \"a b\" or [\"a\", \"b\"], found {other}"
+                    )))
+                }
+            };
+            merges.push((token_bytes(&a, byte_level), token_bytes(&b, byte_level)));
+        }
+        let dropout = match obj.get("dropout") {
+            None | Some(Value::Null) => None,
+            Some(Value::Number(n)) => {
+                let d = n.as_f64().unwrap_or(0.0) as f32;
+                if !(0.0..=1.0).contains(&d) {
+                    return Err(Error::Format(format!(
+                        "model.dropout: {d} is not between 0 and 1"
+                    )));
+                }
+                Some(d)
+            }
+            Some(other) => {
+                return Err(Error::Format(format!(
+                    "model.dropout: expected a number, found {other}"
+                )))
+            }
+        };
+        let opts = BpeOptions {
+            byte_level,
+            unk_token: opt_string(obj, "unk_token")?,
+            fuse_unk: opt_bool(obj, "fuse_unk")?,
+            byte_fallback: opt_bool(obj, "byte_fallback")?,
+            ignore_merges: opt_bool(obj, "ignore_merges")?,
+            continuing_subword_prefix: opt_string(obj, "continuing_subword_prefix")?,
+            end_of_word_suffix: opt_string(obj, "end_of_word_suffix")?,
+            dropout,
+        };
+        Bpe::new(v, &merges, opts)
+    }
+
+    /// The token as `tokenizer.json` writes it.
+    pub fn token_string(&self, bytes: &[u8]) -> String {
+        if self.byte_level {
+            bytelevel::bytes_to_string(bytes)
+        } else {
+            String::from_utf8_lossy(bytes).into_owned()
+        }
+    }
+
+    pub fn to_json(&self) -> Value {
+        let mut vocab = Map::with_capacity(self.vocab.len());
+        for (id, tok) in self.vocab_iter() {
+            vocab.insert(self.token_string(tok), json!(id));
+        }
+        let pairs = self.merges_in_order();
+        let tok = |id: u32| self.id_to_string(id);
+        let any_space = pairs
+            .iter()
+            .any(|&(a, b)| tok(a).contains(' ') || tok(b).contains(' '));
+        let merges: Vec<Value> = pairs
+            .iter()
+            .map(|&(a, b)| {
+                if any_space {
+                    json!([tok(a), tok(b)])
+                } else {
+                    json!(format!("{} {}", tok(a), tok(b)))
+                }
+            })
+            .collect();
+        json!({
+            "type": "BPE",
+            "dropout": self.dropout,
+            "unk_token": self.unk_token,
+            "continuing_subword_prefix": self.continuing_subword_prefix,
+            "end_of_word_suffix": self.end_of_word_suffix,
+            "fuse_unk": self.fuse_unk,
+            "byte_fallback": self.byte_fallback,
+            "ignore_merges": self.ignore_merges,
+            "vocab": vocab,
+            "merges": merges,
+        })
+    }
+
+    pub fn id_to_string(&self, id: u32) -> String {
+        use crate::models::Model;
+        self.id_to_bytes(id)
+            .map(|b| self.token_string(b))
+            .unwrap_or_default()
+    }
+}

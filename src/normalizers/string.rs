@@ -1,0 +1,116 @@
+//! A string with, for every byte, the range of the original text it came from.
+
+pub struct NormalizedString {
+    pub text: String,
+    /// Original byte range of each byte of `text`; `None` while the text is
+    /// an unchanged slice of the original starting at `base`.
+    align: Option<Vec<(u32, u32)>>,
+    base: usize,
+}
+
+impl NormalizedString {
+    /// `text` is the slice of the original that starts at byte `base`.
+    pub fn new(text: &str, base: usize) -> Self {
+        NormalizedString {
+            text: text.to_string(),
+            align: None,
+            base,
+        }
+    }
+
+    fn align_of(&self, i: usize) -> (usize, usize) {
+        match &self.align {
+            None => (self.base + i, self.base + i + 1),
+            Some(a) => {
+                let (s, e) = a[i];
+                (s as usize, e as usize)
+            }
+        }
+    }
+
+    /// Original byte range covered by `text[start..end]`.
+    pub fn original_range(&self, start: usize, end: usize) -> (usize, usize) {
+        if self.text.is_empty() {
+            return (self.base, self.base);
+        }
+        if start >= end {
+            let p = if start < self.text.len() {
+                self.align_of(start).0
+            } else {
+                self.align_of(self.text.len() - 1).1
+            };
+            return (p, p);
+        }
+        (self.align_of(start).0, self.align_of(end - 1).1)
+    }
+
+    /// Replace byte ranges of the text. `chunks` are `(start, end, replacement)`,
+    /// sorted and non-overlapping; bytes outside every chunk stay as they are.
+    /// Replacement bytes take the original range of the bytes they replace
+    /// (an insertion takes that of the character that follows it).
+    pub fn transform(&mut self, chunks: Vec<(usize, usize, String)>) {
+        if chunks.is_empty() {
+            return;
+        }
+        let old_len = self.text.len();
+        let mut text = String::with_capacity(old_len + 16);
+        let mut align: Vec<(u32, u32)> = Vec::with_capacity(old_len + 16);
+        let mut pos = 0;
+        for (a, b, rep) in chunks {
+            for i in pos..a {
+                let (s, e) = self.align_of(i);
+                align.push((s as u32, e as u32));
+            }
+            text.push_str(&self.text[pos..a]);
+            if !rep.is_empty() {
+                let (s, e) = if a < b {
+                    (self.align_of(a).0, self.align_of(b - 1).1)
+                } else if a < old_len {
+                    // insertion: take the span of the following character
+                    let ch = self.text[a..].chars().next().map_or(1, |c| c.len_utf8());
+                    (self.align_of(a).0, self.align_of(a + ch - 1).1)
+                } else if old_len > 0 {
+                    let p = self.align_of(old_len - 1).1;
+                    (p, p)
+                } else {
+                    (self.base, self.base)
+                };
+                text.push_str(&rep);
+                align.extend(std::iter::repeat_n((s as u32, e as u32), rep.len()));
+            }
+            pos = b;
+        }
+        for i in pos..old_len {
+            let (s, e) = self.align_of(i);
+            align.push((s as u32, e as u32));
+        }
+        text.push_str(&self.text[pos..]);
+        if text.is_empty() {
+            // keep the position for empty results
+            self.base = self.original_range(0, 0).0;
+            self.align = None;
+        } else {
+            self.align = Some(align);
+        }
+        self.text = text;
+    }
+}
+
+impl NormalizedString {
+    /// The part `text[start..end]`, keeping its alignments.
+    pub fn slice(&self, start: usize, end: usize) -> NormalizedString {
+        let text = self.text[start..end].to_string();
+        match &self.align {
+            None => NormalizedString {
+                text,
+                align: None,
+                base: self.base + start,
+            },
+            Some(a) => NormalizedString {
+                text,
+                align: Some(a[start..end].to_vec()),
+                base: self.original_range(start, start).0,
+            },
+        }
+    }
+}

@@ -1,0 +1,220 @@
+//! Post-processors: add BOS/EOS or CLS/SEP, set type ids, adjust offsets.
+
+use crate::error::{Error, Result};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// An encoding in the making; offsets are character offsets.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Encoding {
+    pub ids: Vec<u32>,
+    pub type_ids: Vec<u32>,
+    pub offsets: Vec<(usize, usize)>,
+    pub special_mask: Vec<u8>,
+    /// Leading/trailing whitespace of each token, for offset trimming.
+    pub spaces: Vec<(u32, u32)>,
+}
+
+impl Encoding {
+    pub fn set_type(&mut self, t: u32) {
+        self.type_ids.iter_mut().for_each(|x| *x = t);
+    }
+    pub fn append(&mut self, other: Encoding) {
+        self.ids.extend(other.ids);
+        self.type_ids.extend(other.type_ids);
+        self.offsets.extend(other.offsets);
+        self.special_mask.extend(other.special_mask);
+        self.spaces.extend(other.spaces);
+    }
+    fn push_special(&mut self, id: u32, type_id: u32) {
+        self.ids.push(id);
+        self.type_ids.push(type_id);
+        self.offsets.push((0, 0));
+        self.special_mask.push(1);
+        self.spaces.push((0, 0));
+    }
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub enum TemplatePiece {
+    SpecialToken { id: String, type_id: u32 },
+    Sequence { id: Seq, type_id: u32 },
+}
+
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub enum Seq {
+    A,
+    B,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct SpecialTokenDef {
+    pub id: String,
+    pub ids: Vec<u32>,
+    pub tokens: Vec<String>,
+}
+
+/// The registry of post-processor components, named as in `tokenizer.json`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "type")]
+pub enum PostProcessor {
+    TemplateProcessing {
+        single: Vec<TemplatePiece>,
+        pair: Vec<TemplatePiece>,
+        special_tokens: BTreeMap<String, SpecialTokenDef>,
+    },
+    ByteLevel {
+        #[serde(default = "yes")]
+        add_prefix_space: bool,
+        #[serde(default = "yes")]
+        trim_offsets: bool,
+        #[serde(default = "yes")]
+        use_regex: bool,
+    },
+    Sequence {
+        processors: Vec<PostProcessor>,
+    },
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// One pipeline stage.
+pub trait PostProcess {
+    fn process(
+        &self,
+        a: Encoding,
+        b: Option<Encoding>,
+        add_special_tokens: bool,
+    ) -> Result<(Encoding, Option<Encoding>)>;
+}
+
+impl PostProcessor {
+    pub fn validate(&self) -> Result<()> {
+        match self {
+            PostProcessor::TemplateProcessing {
+                single,
+                pair,
+                special_tokens,
+            } => {
+                for p in single.iter().chain(pair) {
+                    if let TemplatePiece::SpecialToken { id, .. } = p {
+                        if !special_tokens.contains_key(id) {
+                            return Err(Error::Format(format!(
+                                "post_processor.special_tokens: the template uses {id:?}, which is not defined"
+                            )));
+                        }
+                    }
+                }
+                Ok(())
+            }
+            PostProcessor::Sequence { processors } => {
+                processors.iter().try_for_each(|p| p.validate())
+            }
+            PostProcessor::ByteLevel { .. } => Ok(()),
+        }
+    }
+
+    /// Number of tokens added to a single (or pair) input.
+    pub fn added_count(&self, pair: bool) -> usize {
+        match self {
+            PostProcessor::TemplateProcessing {
+                single,
+                pair: p,
+                special_tokens,
+            } => (if pair { p } else { single })
+                .iter()
+                .map(|x| match x {
+                    TemplatePiece::SpecialToken { id, .. } => {
+                        special_tokens.get(id).map_or(0, |d| d.ids.len())
+                    }
+                    TemplatePiece::Sequence { .. } => 0,
+                })
+                .sum(),
+            PostProcessor::Sequence { processors } => {
+                processors.iter().map(|p| p.added_count(pair)).sum()
+            }
+            PostProcessor::ByteLevel { .. } => 0,
+        }
+    }
+}
+
+fn trim_offsets(e: &mut Encoding, add_prefix_space: bool) {
+    for i in 0..e.ids.len() {
+        let (mut lead, trail) = e.spaces[i];
+        let off = &mut e.offsets[i];
+        if lead > 0 {
+            let is_first = i == 0 || off.0 == 0;
+            if is_first && add_prefix_space && lead == 1 {
+                lead = 0;
+            }
+            off.0 = (off.0 + lead as usize).min(off.1);
+        }
+        if trail > 0 && off.1 >= trail as usize {
+            off.1 = (off.1 - trail as usize).max(off.0);
+        }
+    }
+}
+
+impl PostProcess for PostProcessor {
+    fn process(
+        &self,
+        mut a: Encoding,
+        mut b: Option<Encoding>,
+        add: bool,
+    ) -> Result<(Encoding, Option<Encoding>)> {
+        match self {
+            PostProcessor::ByteLevel {
+                trim_offsets: trim,
+                add_prefix_space,
+                ..
+            } => {
+                if *trim {
+                    trim_offsets(&mut a, *add_prefix_space);
+                    if let Some(b) = b.as_mut() {
+                        trim_offsets(b, *add_prefix_space);
+                    }
+                }
+                Ok((a, b))
+            }
+            PostProcessor::Sequence { processors } => {
+                for p in processors {
+                    (a, b) = p.process(a, b, add)?;
+                }
+                Ok((a, b))
+            }
+            PostProcessor::TemplateProcessing {
+                single,
+                pair,
+                special_tokens,
+            } => {
+                if !add {
+                    return Ok((a, b));
+                }
+                let template = if b.is_some() { pair } else { single };
+                let mut out = Encoding::default();
+                let (mut a, mut b) = (Some(a), b);
+                for piece in template {
+                    match piece {
+                        TemplatePiece::SpecialToken { id, type_id } => {
+                            if let Some(def) = special_tokens.get(id) {
+                                for &i in &def.ids {
+                                    out.push_special(i, *type_id);
+                                }
+                            }
+                        }
+                        TemplatePiece::Sequence { id, type_id } => {
+                            let src = if *id == Seq::A { a.take() } else { b.take() };
+                            if let Some(mut e) = src {
+                                e.set_type(*type_id);
+                                out.append(e);
+                            }
+                        }
+                    }
+                }
+                Ok((out, None))
+            }
+        }
+    }
+}

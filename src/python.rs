@@ -1,0 +1,469 @@
+//! Python bindings (`tokensmith._core`). Thin: argument shaping and error
+//! mapping only; every O(input) call releases the GIL.
+
+use crate::added_tokens::{AddedToken, Allowed};
+use crate::error::Error;
+use crate::models::Bpe;
+use crate::normalizers::Normalizer;
+use crate::pre_tokenizers::PreTokenizer;
+use crate::tokenizer::Tokenizer as CoreTokenizer;
+use crate::trainers::bpe::{self as bpe_trainer, BpeTrainerConfig};
+use crate::trainers::{ErrorPolicy, TrainEvent, WordCounter};
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList, PyString};
+use rayon::prelude::*;
+use std::sync::Arc;
+
+fn to_py(py: Python<'_>, e: Error) -> PyErr {
+    let (class, msg) = match &e {
+        Error::Config(m) => ("ConfigError", m.clone()),
+        Error::VocabSize(m) => ("VocabSizeError", m.clone()),
+        Error::Format(m) => ("TokenizerFormatError", m.clone()),
+        Error::Unsupported(m) => ("UnsupportedComponentError", m.clone()),
+        Error::UnknownId(_) => ("UnknownIdError", e.to_string()),
+        Error::DisallowedSpecial(t) => ("DisallowedSpecialTokenError", t.clone()),
+        Error::Corpus(m) => ("CorpusError", m.clone()),
+        Error::CorpusEncoding { .. } => ("CorpusEncodingError", e.to_string()),
+        Error::Interrupted => return PyRuntimeError::new_err("interrupted"),
+    };
+    let made = py.import("tokensmith.errors").and_then(|m| {
+        let cls = m.getattr(class)?;
+        let obj = match &e {
+            Error::UnknownId(id) => cls.call1((msg, *id))?,
+            Error::CorpusEncoding { path, offset } => cls.call1((msg, path.clone(), *offset))?,
+            _ => cls.call1((msg,))?,
+        };
+        Ok(PyErr::from_value(obj))
+    });
+    made.unwrap_or_else(|_| PyValueError::new_err(e.to_string()))
+}
+
+fn err(e: Error) -> PyErr {
+    Python::with_gil(|py| to_py(py, e))
+}
+
+fn parse_allowed(v: &Bound<'_, PyAny>) -> PyResult<Allowed> {
+    if let Ok(s) = v.downcast::<PyString>() {
+        return match s.to_str()? {
+            "all" => Ok(Allowed::All),
+            "none" => Ok(Allowed::None),
+            other => Err(PyValueError::new_err(format!(
+                "expected 'all', 'none' or a list of ids, got {other:?}"
+            ))),
+        };
+    }
+    Ok(Allowed::Only(v.extract::<Vec<u32>>()?))
+}
+
+fn parse_permitted(v: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Allowed>> {
+    v.map(parse_allowed).transpose()
+}
+
+#[pyclass(frozen, module = "tokensmith._core")]
+struct Tokenizer {
+    inner: Arc<CoreTokenizer>,
+}
+
+#[pymethods]
+impl Tokenizer {
+    #[staticmethod]
+    fn from_json(py: Python<'_>, text: &str) -> PyResult<Self> {
+        let t = py
+            .allow_threads(|| CoreTokenizer::from_json(text))
+            .map_err(err)?;
+        Ok(Tokenizer { inner: Arc::new(t) })
+    }
+
+    /// Build from a trained model and the components, as `tokenizer.json` writes them.
+    #[staticmethod]
+    fn from_trained(
+        trained: &TrainedBpe,
+        components_json: &str,
+        added_json: &str,
+    ) -> PyResult<Self> {
+        let mut guard = trained
+            .model
+            .lock()
+            .map_err(|_| PyRuntimeError::new_err("lock poisoned"))?;
+        let model = guard
+            .take()
+            .ok_or_else(|| PyValueError::new_err("this trained model was already used"))?;
+        let comps: serde_json::Value = serde_json::from_str(components_json)
+            .map_err(|e| err(Error::Format(format!("components: {e}"))))?;
+        let get = |k: &str| comps.get(k).cloned().unwrap_or(serde_json::Value::Null);
+        let de = |k: &str| -> PyResult<serde_json::Value> { Ok(get(k)) };
+        let normalizer: Option<Normalizer> = serde_json::from_value(de("normalizer")?)
+            .map_err(|e| err(Error::Format(format!("normalizer: {e}"))))?;
+        let pre: Option<PreTokenizer> = serde_json::from_value(de("pre_tokenizer")?)
+            .map_err(|e| err(Error::Format(format!("pre_tokenizer: {e}"))))?;
+        let post = serde_json::from_value(de("post_processor")?)
+            .map_err(|e| err(Error::Format(format!("post_processor: {e}"))))?;
+        let decoder = serde_json::from_value(de("decoder")?)
+            .map_err(|e| err(Error::Format(format!("decoder: {e}"))))?;
+        let added: Vec<AddedToken> = serde_json::from_str(added_json)
+            .map_err(|e| err(Error::Format(format!("added_tokens: {e}"))))?;
+        let mut model = model;
+        // as `tokenizers` trainers do, special tokens are in the model vocabulary too
+        for t in &added {
+            model.push_token(t.content.as_bytes(), t.id);
+        }
+        if let Some(unk) = comps.get("unk_token").and_then(|v| v.as_str()) {
+            model.set_unk(unk);
+        }
+        let t = CoreTokenizer::new(normalizer, pre, model, post, decoder, added).map_err(err)?;
+        Ok(Tokenizer { inner: Arc::new(t) })
+    }
+
+    #[pyo3(signature = (pretty=true))]
+    fn to_json(&self, py: Python<'_>, pretty: bool) -> PyResult<String> {
+        let t = self.inner.clone();
+        py.allow_threads(move || t.to_json(pretty)).map_err(err)
+    }
+
+    #[pyo3(signature = (text, allowed, permitted=None, add_special_tokens=true))]
+    fn encode(
+        &self,
+        py: Python<'_>,
+        text: &str,
+        allowed: &Bound<'_, PyAny>,
+        permitted: Option<&Bound<'_, PyAny>>,
+        add_special_tokens: bool,
+    ) -> PyResult<Vec<u32>> {
+        let allowed = parse_allowed(allowed)?;
+        let permitted = parse_permitted(permitted)?;
+        py.allow_threads(|| {
+            self.inner
+                .encode(text, &allowed, permitted.as_ref(), add_special_tokens)
+        })
+        .map_err(err)
+    }
+
+    #[pyo3(signature = (text, allowed, permitted=None, add_special_tokens=true))]
+    fn count(
+        &self,
+        py: Python<'_>,
+        text: &str,
+        allowed: &Bound<'_, PyAny>,
+        permitted: Option<&Bound<'_, PyAny>>,
+        add_special_tokens: bool,
+    ) -> PyResult<usize> {
+        self.encode(py, text, allowed, permitted, add_special_tokens)
+            .map(|v| v.len())
+    }
+
+    #[pyo3(signature = (texts, allowed, permitted=None, add_special_tokens=true))]
+    fn encode_batch(
+        &self,
+        py: Python<'_>,
+        texts: Vec<String>,
+        allowed: &Bound<'_, PyAny>,
+        permitted: Option<&Bound<'_, PyAny>>,
+        add_special_tokens: bool,
+    ) -> PyResult<Vec<Vec<u32>>> {
+        let allowed = parse_allowed(allowed)?;
+        let permitted = parse_permitted(permitted)?;
+        py.allow_threads(|| {
+            texts
+                .par_iter()
+                .map(|t| {
+                    self.inner
+                        .encode(t, &allowed, permitted.as_ref(), add_special_tokens)
+                })
+                .collect::<crate::error::Result<Vec<_>>>()
+        })
+        .map_err(err)
+    }
+
+    /// Returns (ids, type_ids, offsets, special_tokens_mask); offsets are
+    /// character offsets into the original strings.
+    #[allow(clippy::type_complexity)]
+    #[pyo3(signature = (text, pair, allowed, permitted=None, add_special_tokens=true))]
+    fn encode_full(
+        &self,
+        py: Python<'_>,
+        text: &str,
+        pair: Option<&str>,
+        allowed: &Bound<'_, PyAny>,
+        permitted: Option<&Bound<'_, PyAny>>,
+        add_special_tokens: bool,
+    ) -> PyResult<(Vec<u32>, Vec<u32>, Vec<(usize, usize)>, Vec<u8>)> {
+        let allowed = parse_allowed(allowed)?;
+        let permitted = parse_permitted(permitted)?;
+        let e = py
+            .allow_threads(|| {
+                self.inner
+                    .encode_full(text, pair, &allowed, permitted.as_ref(), add_special_tokens)
+            })
+            .map_err(err)?;
+        Ok((e.ids, e.type_ids, e.offsets, e.special_mask))
+    }
+
+    #[pyo3(signature = (ids, skip_special_tokens=false))]
+    fn decode(&self, py: Python<'_>, ids: Vec<u32>, skip_special_tokens: bool) -> PyResult<String> {
+        py.allow_threads(|| self.inner.decode(&ids, skip_special_tokens))
+            .map_err(err)
+    }
+
+    #[pyo3(signature = (batch, skip_special_tokens=false))]
+    fn decode_batch(
+        &self,
+        py: Python<'_>,
+        batch: Vec<Vec<u32>>,
+        skip_special_tokens: bool,
+    ) -> PyResult<Vec<String>> {
+        py.allow_threads(|| {
+            batch
+                .par_iter()
+                .map(|ids| self.inner.decode(ids, skip_special_tokens))
+                .collect::<crate::error::Result<Vec<_>>>()
+        })
+        .map_err(err)
+    }
+
+    fn decode_bytes<'py>(&self, py: Python<'py>, ids: Vec<u32>) -> PyResult<Bound<'py, PyBytes>> {
+        let b = py
+            .allow_threads(|| self.inner.decode_bytes(&ids))
+            .map_err(err)?;
+        Ok(PyBytes::new(py, &b))
+    }
+
+    fn id_to_token(&self, id: u32) -> Option<String> {
+        self.inner.id_to_token(id)
+    }
+
+    fn id_to_bytes<'py>(&self, py: Python<'py>, id: u32) -> Option<Bound<'py, PyBytes>> {
+        self.inner.id_to_bytes(id).map(|b| PyBytes::new(py, &b))
+    }
+
+    fn token_to_id(&self, token: &str) -> Option<u32> {
+        self.inner.token_to_id(token)
+    }
+
+    #[getter]
+    fn vocab_size(&self) -> usize {
+        self.inner.vocab_size()
+    }
+
+    #[getter]
+    fn byte_level(&self) -> bool {
+        self.inner.model.byte_level
+    }
+
+    fn get_vocab<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let d = PyDict::new(py);
+        for (id, tok) in self.inner.model.vocab_iter() {
+            d.set_item(self.inner.model.token_string(tok), id)?;
+        }
+        for t in &self.inner.added.tokens {
+            d.set_item(&t.content, t.id)?;
+        }
+        Ok(d)
+    }
+
+    /// (content, id, special) for every added token.
+    fn added_tokens(&self) -> Vec<(String, u32, bool)> {
+        self.inner
+            .added
+            .tokens
+            .iter()
+            .map(|t| (t.content.clone(), t.id, t.special))
+            .collect()
+    }
+
+    /// Merges as pairs of token strings, in rank order.
+    fn merges(&self) -> Vec<(String, String)> {
+        let m = &self.inner.model;
+        m.merges_in_order()
+            .into_iter()
+            .map(|(a, b)| (m.id_to_string(a), m.id_to_string(b)))
+            .collect()
+    }
+}
+
+#[pyclass(module = "tokensmith._core")]
+struct TrainedBpe {
+    model: std::sync::Mutex<Option<Bpe>>,
+    merges: Vec<(u32, u32, u32, u64)>,
+    #[pyo3(get)]
+    alphabet_size: usize,
+}
+
+#[pymethods]
+impl TrainedBpe {
+    /// (left id, right id, new id, count) per merge, in order.
+    fn merges(&self) -> Vec<(u32, u32, u32, u64)> {
+        self.merges.clone()
+    }
+}
+
+#[pyclass(module = "tokensmith._core")]
+struct WordCounter_ {
+    inner: WordCounter,
+}
+
+#[pymethods]
+impl WordCounter_ {
+    #[new]
+    fn new(components_json: &str) -> PyResult<Self> {
+        let comps: serde_json::Value = serde_json::from_str(components_json)
+            .map_err(|e| err(Error::Format(format!("components: {e}"))))?;
+        let normalizer: Option<Normalizer> =
+            serde_json::from_value(comps.get("normalizer").cloned().unwrap_or_default())
+                .map_err(|e| err(Error::Format(format!("normalizer: {e}"))))?;
+        let pre: Option<PreTokenizer> =
+            serde_json::from_value(comps.get("pre_tokenizer").cloned().unwrap_or_default())
+                .map_err(|e| err(Error::Format(format!("pre_tokenizer: {e}"))))?;
+        Ok(WordCounter_ {
+            inner: WordCounter::new(normalizer, pre),
+        })
+    }
+
+    fn feed(&mut self, py: Python<'_>, texts: Vec<String>) -> PyResult<()> {
+        let inner = &mut self.inner;
+        py.allow_threads(|| {
+            let refs: Vec<&str> = texts.iter().map(|s| s.as_str()).collect();
+            inner.feed_texts(&refs)
+        })
+        .map_err(err)
+    }
+
+    fn feed_file(&mut self, py: Python<'_>, path: &str, errors: &str) -> PyResult<u64> {
+        let policy = match errors {
+            "strict" => ErrorPolicy::Strict,
+            "replace" => ErrorPolicy::Replace,
+            "skip" => ErrorPolicy::Skip,
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "errors must be 'strict', 'replace' or 'skip', not {other:?}"
+                )))
+            }
+        };
+        let inner = &mut self.inner;
+        py.allow_threads(|| inner.feed_file(path, policy))
+            .map_err(err)
+    }
+
+    #[getter]
+    fn distinct(&self) -> usize {
+        self.inner.counts.len()
+    }
+
+    #[getter]
+    fn bytes_seen(&self) -> u64 {
+        self.inner.bytes_seen
+    }
+
+    /// The most frequent pieces, for inspection.
+    fn most_common<'py>(&self, py: Python<'py>, n: usize) -> PyResult<Bound<'py, PyList>> {
+        let mut v: Vec<(&Vec<u8>, &u64)> = self.inner.counts.iter().collect();
+        v.sort_unstable_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+        let items: Vec<(Bound<'py, PyBytes>, u64)> = v
+            .into_iter()
+            .take(n)
+            .map(|(k, c)| (PyBytes::new(py, k), *c))
+            .collect();
+        PyList::new(py, items)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (vocab_size, min_frequency, max_token_length, byte_level, continuing_subword_prefix, end_of_word_suffix, limit_alphabet, trace, callback=None))]
+    fn train_bpe(
+        &self,
+        py: Python<'_>,
+        vocab_size: usize,
+        min_frequency: u64,
+        max_token_length: Option<usize>,
+        byte_level: bool,
+        continuing_subword_prefix: Option<String>,
+        end_of_word_suffix: Option<String>,
+        limit_alphabet: Option<usize>,
+        trace: usize,
+        callback: Option<PyObject>,
+    ) -> PyResult<TrainedBpe> {
+        let cfg = BpeTrainerConfig {
+            vocab_size,
+            min_frequency,
+            max_token_length,
+            byte_level,
+            continuing_subword_prefix,
+            end_of_word_suffix,
+            limit_alphabet,
+            trace,
+        };
+        let mut pending: Option<PyErr> = None;
+        let counts = &self.inner.counts;
+        let result = py.allow_threads(|| {
+            let mut on_event = |ev: TrainEvent| -> crate::error::Result<()> {
+                let Some(cb) = &callback else { return Ok(()) };
+                Python::with_gil(|py| {
+                    let r = match ev {
+                        TrainEvent::Merge {
+                            index,
+                            left,
+                            right,
+                            new_id,
+                            count,
+                        } => cb.call1(
+                            py,
+                            (
+                                "merge",
+                                (
+                                    index,
+                                    PyBytes::new(py, left),
+                                    PyBytes::new(py, right),
+                                    new_id,
+                                    count,
+                                ),
+                            ),
+                        ),
+                        TrainEvent::Progress { done, total } => {
+                            cb.call1(py, ("progress", (done, total)))
+                        }
+                    };
+                    let r = r.and_then(|_| py.check_signals());
+                    r.map_err(|e| {
+                        pending = Some(e);
+                        Error::Interrupted
+                    })
+                })
+            };
+            bpe_trainer::train(counts, &cfg, &mut on_event)
+        });
+        match result {
+            Ok(t) => Ok(TrainedBpe {
+                model: std::sync::Mutex::new(Some(t.model)),
+                merges: t.merges,
+                alphabet_size: t.alphabet_size,
+            }),
+            Err(Error::Interrupted) => {
+                Err(pending.unwrap_or_else(|| PyRuntimeError::new_err("training interrupted")))
+            }
+            Err(e) => Err(err(e)),
+        }
+    }
+}
+
+/// Compile a regex as tokenizer pipelines do; raises ConfigError when invalid.
+#[pyfunction]
+fn check_regex(pattern: &str) -> PyResult<()> {
+    crate::pattern::compile_regex(pattern)
+        .map(|_| ())
+        .map_err(err)
+}
+
+/// Map raw bytes to the GPT-2 byte-level alphabet and back.
+#[pyfunction]
+fn bytes_to_unicode(b: &[u8]) -> String {
+    crate::bytelevel::bytes_to_string(b)
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<Tokenizer>()?;
+    m.add_class::<TrainedBpe>()?;
+    m.add("WordCounter", m.py().get_type::<WordCounter_>())?;
+    m.add_function(wrap_pyfunction!(check_regex, m)?)?;
+    m.add_function(wrap_pyfunction!(bytes_to_unicode, m)?)?;
+    Ok(())
+}

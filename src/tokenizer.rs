@@ -1,0 +1,471 @@
+//! The pipeline: added tokens -> normalizer -> pre-tokenizer -> model ->
+//! post-processor, and back through the decoder.
+
+use crate::added_tokens::{AddedToken, AddedVocabulary, Allowed, Segment};
+use crate::decoders::{Decode, Decoder};
+use crate::error::{Error, Result};
+use crate::models::{Bpe, Model};
+use crate::normalizers::{Normalize, NormalizedString, Normalizer};
+use crate::pre_tokenizers::{PreTokenize, PreTokenizedString, PreTokenizer};
+use crate::processors::{Encoding, PostProcess, PostProcessor};
+use serde::de::DeserializeOwned;
+use serde_json::{json, Map, Value};
+
+pub struct Tokenizer {
+    pub normalizer: Option<Normalizer>,
+    pub pre_tokenizer: Option<PreTokenizer>,
+    pub model: Bpe,
+    pub post_processor: Option<PostProcessor>,
+    pub decoder: Option<Decoder>,
+    pub added: AddedVocabulary,
+    /// `version`, `truncation`, `padding` as read, written back unchanged.
+    pub extra: Map<String, Value>,
+    trims_offsets: bool,
+}
+
+/// Where the encoded tokens go.
+struct Sink<'a> {
+    ids: &'a mut Vec<u32>,
+    /// original byte offsets, when asked for
+    offsets: Option<&'a mut Vec<(usize, usize)>>,
+}
+
+impl Sink<'_> {
+    fn push(&mut self, id: u32, range: (usize, usize)) {
+        self.ids.push(id);
+        if let Some(o) = self.offsets.as_mut() {
+            o.push(range);
+        }
+    }
+}
+
+fn component<T: DeserializeOwned>(root: &Map<String, Value>, key: &str) -> Result<Option<T>> {
+    match root.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => serde_json::from_value(v.clone()).map(Some).map_err(|e| {
+            let msg = e.to_string();
+            if msg.contains("unknown variant") {
+                Error::Unsupported(format!(
+                    "{key}: {msg}; tokensmith does not implement this component yet"
+                ))
+            } else {
+                Error::Format(format!("{key}: {msg}"))
+            }
+        }),
+    }
+}
+
+impl Tokenizer {
+    pub fn new(
+        normalizer: Option<Normalizer>,
+        pre_tokenizer: Option<PreTokenizer>,
+        model: Bpe,
+        post_processor: Option<PostProcessor>,
+        decoder: Option<Decoder>,
+        added_tokens: Vec<AddedToken>,
+    ) -> Result<Self> {
+        if let Some(p) = &post_processor {
+            p.validate()?;
+        }
+        let added = AddedVocabulary::new(added_tokens, normalizer.as_ref())?;
+        let trims_offsets = has_trim(post_processor.as_ref());
+        let mut extra = Map::new();
+        extra.insert("version".into(), json!("1.0"));
+        extra.insert("truncation".into(), Value::Null);
+        extra.insert("padding".into(), Value::Null);
+        Ok(Tokenizer {
+            normalizer,
+            pre_tokenizer,
+            model,
+            post_processor,
+            decoder,
+            added,
+            extra,
+            trims_offsets,
+        })
+    }
+
+    pub fn from_json(text: &str) -> Result<Self> {
+        let root: Value = serde_json::from_str(text)
+            .map_err(|e| Error::Format(format!("not valid JSON: {e}")))?;
+        let root = root
+            .as_object()
+            .ok_or_else(|| Error::Format("the top level must be a JSON object".into()))?;
+        let model_v = root
+            .get("model")
+            .ok_or_else(|| Error::Format("model: missing".into()))?;
+        let normalizer: Option<Normalizer> = component(root, "normalizer")?;
+        let pre_tokenizer: Option<PreTokenizer> = component(root, "pre_tokenizer")?;
+        let post_processor: Option<PostProcessor> = component(root, "post_processor")?;
+        let decoder: Option<Decoder> = component(root, "decoder")?;
+        let added: Vec<AddedToken> = component(root, "added_tokens")?.unwrap_or_default();
+        let model_type = model_v.get("type").and_then(Value::as_str);
+        let byte_level = pre_tokenizer.as_ref().is_some_and(|p| p.is_byte_level());
+        let model = match model_type {
+            Some("BPE") | None => Bpe::from_json(model_v, byte_level)?,
+            Some(other) => {
+                return Err(Error::Unsupported(format!(
+                    "model.type: {other:?} models are not supported yet (tokensmith reads BPE)"
+                )))
+            }
+        };
+        let mut t = Tokenizer::new(
+            normalizer,
+            pre_tokenizer,
+            model,
+            post_processor,
+            decoder,
+            added,
+        )?;
+        for key in ["version", "truncation", "padding"] {
+            if let Some(v) = root.get(key) {
+                t.extra.insert(key.into(), v.clone());
+            }
+        }
+        Ok(t)
+    }
+
+    pub fn to_json(&self, pretty: bool) -> Result<String> {
+        let ser = |v: &dyn erased::Ser| v.to_value();
+        let mut root = Map::new();
+        root.insert(
+            "version".into(),
+            self.extra.get("version").cloned().unwrap_or(json!("1.0")),
+        );
+        root.insert(
+            "truncation".into(),
+            self.extra.get("truncation").cloned().unwrap_or(Value::Null),
+        );
+        root.insert(
+            "padding".into(),
+            self.extra.get("padding").cloned().unwrap_or(Value::Null),
+        );
+        root.insert("added_tokens".into(), ser(&self.added.tokens)?);
+        root.insert("normalizer".into(), ser(&self.normalizer)?);
+        root.insert("pre_tokenizer".into(), ser(&self.pre_tokenizer)?);
+        root.insert("post_processor".into(), ser(&self.post_processor)?);
+        root.insert("decoder".into(), ser(&self.decoder)?);
+        root.insert("model".into(), self.model.to_json());
+        let v = Value::Object(root);
+        let s = if pretty {
+            serde_json::to_string_pretty(&v)
+        } else {
+            serde_json::to_string(&v)
+        };
+        s.map_err(|e| Error::Format(format!("cannot serialize: {e}")))
+    }
+
+    pub fn vocab_size(&self) -> usize {
+        let added_max = self
+            .added
+            .tokens
+            .iter()
+            .map(|t| t.id as usize + 1)
+            .max()
+            .unwrap_or(0);
+        self.model.vocab_len().max(added_max)
+    }
+
+    pub fn id_to_token(&self, id: u32) -> Option<String> {
+        if let Some(t) = self.added.get(id) {
+            return Some(t.content.clone());
+        }
+        self.model
+            .id_to_bytes(id)
+            .map(|b| self.model.token_string(b))
+    }
+
+    /// The bytes a token stands for (byte-level tokens decoded to raw bytes).
+    pub fn id_to_bytes(&self, id: u32) -> Option<Vec<u8>> {
+        if let Some(t) = self.added.get(id) {
+            return Some(t.content.as_bytes().to_vec());
+        }
+        self.model.id_to_bytes(id).map(|b| b.to_vec())
+    }
+
+    pub fn token_to_id(&self, token: &str) -> Option<u32> {
+        if let Some(id) = self.added.id_of(token) {
+            return Some(id);
+        }
+        if self.model.byte_level {
+            if let Some(b) = crate::bytelevel::string_to_bytes(token) {
+                if let Some(id) = self.model.token_to_id(&b) {
+                    return Some(id);
+                }
+            }
+        }
+        self.model.token_to_id(token.as_bytes())
+    }
+
+    fn check_disallowed(&self, text: &str, permitted: Option<&Allowed>) -> Result<()> {
+        if let Some(p) = permitted {
+            if let Some(found) = self.added.find_disallowed(text, p) {
+                return Err(Error::DisallowedSpecial(found.to_string()));
+            }
+        }
+        Ok(())
+    }
+
+    /// Encode ordinary text (no added-token splitting) of `text[start..end]`.
+    fn encode_text(
+        &self,
+        text: &str,
+        start: usize,
+        allowed: &Allowed,
+        sink: &mut Sink,
+    ) -> Result<()> {
+        let mut ns = NormalizedString::new(text, start);
+        if let Some(n) = &self.normalizer {
+            n.normalize(&mut ns)?;
+        }
+        if self.added.has_normalized() {
+            let mut segs = Vec::new();
+            if self.added.split_normalized(&ns.text, allowed, &mut segs)? && segs.len() != 1 {
+                for seg in segs {
+                    match seg {
+                        Segment::Token(id, a, b) => sink.push(id, ns.original_range(a, b)),
+                        Segment::Text(a, b) => self.encode_normalized(ns.slice(a, b), sink)?,
+                    }
+                }
+                return Ok(());
+            }
+        }
+        self.encode_normalized(ns, sink)
+    }
+
+    fn encode_normalized(&self, ns: NormalizedString, sink: &mut Sink) -> Result<()> {
+        let mut pt = PreTokenizedString::new(ns);
+        if let Some(p) = &self.pre_tokenizer {
+            p.pre_tokenize(&mut pt)?;
+        }
+        let mut buf: Vec<(u32, u32)> = Vec::with_capacity(16);
+        let bytes = pt.ns.text.as_bytes();
+        for &(s, e) in &pt.pieces {
+            buf.clear();
+            self.model.encode_piece(&bytes[s..e], &mut buf);
+            if sink.offsets.is_some() {
+                let mut pos = s;
+                for &(id, len) in &buf {
+                    let end = pos + len as usize;
+                    sink.push(id, pt.ns.original_range(pos, end));
+                    pos = end;
+                }
+            } else {
+                sink.ids.extend(buf.iter().map(|&(id, _)| id));
+            }
+        }
+        Ok(())
+    }
+
+    fn encode_into(&self, text: &str, allowed: &Allowed, sink: &mut Sink) -> Result<()> {
+        if self.added.is_empty() {
+            return self.encode_text(text, 0, allowed, sink);
+        }
+        let mut segs = Vec::new();
+        self.added.split_raw(text, allowed, &mut segs)?;
+        for seg in segs {
+            match seg {
+                Segment::Token(id, a, b) => sink.push(id, (a, b)),
+                Segment::Text(a, b) => self.encode_text(&text[a..b], a, allowed, sink)?,
+            }
+        }
+        Ok(())
+    }
+
+    /// Ids only: the fast path.
+    pub fn encode(
+        &self,
+        text: &str,
+        allowed: &Allowed,
+        permitted: Option<&Allowed>,
+        add_special_tokens: bool,
+    ) -> Result<Vec<u32>> {
+        self.check_disallowed(text, permitted)?;
+        let mut ids = Vec::with_capacity(text.len() / 3 + 4);
+        self.encode_into(
+            text,
+            allowed,
+            &mut Sink {
+                ids: &mut ids,
+                offsets: None,
+            },
+        )?;
+        if add_special_tokens {
+            if let Some(pp) = &self.post_processor {
+                if pp.added_count(false) > 0 {
+                    let e = Encoding {
+                        type_ids: vec![0; ids.len()],
+                        offsets: vec![(0, 0); ids.len()],
+                        special_mask: vec![0; ids.len()],
+                        spaces: vec![(0, 0); ids.len()],
+                        ids,
+                    };
+                    return Ok(pp.process(e, None, true)?.0.ids);
+                }
+            }
+        }
+        Ok(ids)
+    }
+
+    fn encode_one_full(&self, text: &str, allowed: &Allowed, type_id: u32) -> Result<Encoding> {
+        let mut ids = Vec::new();
+        let mut offs = Vec::new();
+        self.encode_into(
+            text,
+            allowed,
+            &mut Sink {
+                ids: &mut ids,
+                offsets: Some(&mut offs),
+            },
+        )?;
+        // byte offsets -> character offsets
+        let mut char_of = vec![0usize; text.len() + 1];
+        let mut n = 0;
+        for (i, c) in text.char_indices() {
+            for k in 0..c.len_utf8() {
+                char_of[i + k] = n;
+            }
+            n += 1;
+        }
+        char_of[text.len()] = n;
+        let offsets: Vec<(usize, usize)> = offs
+            .iter()
+            .map(|&(s, e)| {
+                if e > s {
+                    (char_of[s], char_of[e - 1] + 1)
+                } else {
+                    (char_of[s], char_of[s])
+                }
+            })
+            .collect();
+        let spaces = if self.trims_offsets {
+            ids.iter().map(|&id| self.token_spaces(id)).collect()
+        } else {
+            vec![(0, 0); ids.len()]
+        };
+        Ok(Encoding {
+            type_ids: vec![type_id; ids.len()],
+            special_mask: vec![0; ids.len()],
+            offsets,
+            spaces,
+            ids,
+        })
+    }
+
+    fn token_spaces(&self, id: u32) -> (u32, u32) {
+        let Some(t) = self.id_to_token(id) else {
+            return (0, 0);
+        };
+        let sp = |c: &char| *c == '\u{120}' || c.is_whitespace();
+        (
+            t.chars().take_while(sp).count() as u32,
+            t.chars().rev().take_while(sp).count() as u32,
+        )
+    }
+
+    pub fn encode_full(
+        &self,
+        text: &str,
+        pair: Option<&str>,
+        allowed: &Allowed,
+        permitted: Option<&Allowed>,
+        add_special_tokens: bool,
+    ) -> Result<Encoding> {
+        self.check_disallowed(text, permitted)?;
+        if let Some(p) = pair {
+            self.check_disallowed(p, permitted)?;
+        }
+        let a = self.encode_one_full(text, allowed, 0)?;
+        let b = pair
+            .map(|p| self.encode_one_full(p, allowed, 1))
+            .transpose()?;
+        let (mut a, b) = match &self.post_processor {
+            Some(pp) => pp.process(a, b, add_special_tokens)?,
+            None => (a, b),
+        };
+        if let Some(b) = b {
+            a.append(b);
+        }
+        Ok(a)
+    }
+
+    pub fn token_strings(&self, ids: &[u32], skip_special: bool) -> Result<Vec<String>> {
+        let mut tokens = Vec::with_capacity(ids.len());
+        for &id in ids {
+            if let Some(t) = self.added.get(id) {
+                if !(skip_special && t.special) {
+                    tokens.push(t.content.clone());
+                }
+            } else {
+                let b = self.model.id_to_bytes(id).ok_or(Error::UnknownId(id))?;
+                tokens.push(self.model.token_string(b));
+            }
+        }
+        Ok(tokens)
+    }
+
+    pub fn decode(&self, ids: &[u32], skip_special: bool) -> Result<String> {
+        // fast path: byte-level model with a plain ByteLevel decoder
+        if self.model.byte_level
+            && self
+                .decoder
+                .as_ref()
+                .is_some_and(|d| d.is_plain_byte_level())
+        {
+            let mut bytes = Vec::with_capacity(ids.len() * 4);
+            for &id in ids {
+                if let Some(t) = self.added.get(id) {
+                    if !(skip_special && t.special) {
+                        match crate::bytelevel::string_to_bytes(&t.content) {
+                            Some(b) => bytes.extend(b),
+                            None => bytes.extend_from_slice(t.content.as_bytes()),
+                        }
+                    }
+                } else {
+                    bytes
+                        .extend_from_slice(self.model.id_to_bytes(id).ok_or(Error::UnknownId(id))?);
+                }
+            }
+            return Ok(String::from_utf8_lossy(&bytes).into_owned());
+        }
+        let tokens = self.token_strings(ids, skip_special)?;
+        Ok(match &self.decoder {
+            Some(d) => d.decode_chain(tokens).concat(),
+            None => tokens.join(" "),
+        })
+    }
+
+    /// The raw bytes of a sequence of ids, without any decoder.
+    pub fn decode_bytes(&self, ids: &[u32]) -> Result<Vec<u8>> {
+        let mut bytes = Vec::with_capacity(ids.len() * 4);
+        for &id in ids {
+            bytes.extend(self.id_to_bytes(id).ok_or(Error::UnknownId(id))?);
+        }
+        Ok(bytes)
+    }
+}
+
+fn has_trim(p: Option<&PostProcessor>) -> bool {
+    match p {
+        Some(PostProcessor::ByteLevel { trim_offsets, .. }) => *trim_offsets,
+        Some(PostProcessor::Sequence { processors }) => {
+            processors.iter().any(|p| has_trim(Some(p)))
+        }
+        _ => false,
+    }
+}
+
+mod erased {
+    use crate::error::{Error, Result};
+    use serde_json::Value;
+
+    pub trait Ser {
+        fn to_value(&self) -> Result<Value>;
+    }
+
+    impl<T: serde::Serialize> Ser for T {
+        fn to_value(&self) -> Result<Value> {
+            serde_json::to_value(self).map_err(|e| Error::Format(format!("cannot serialize: {e}")))
+        }
+    }
+}

@@ -1,0 +1,375 @@
+//! The BPE merge loop.
+//!
+//! Words (distinct pre-tokenized pieces) are sequences of symbol ids with a
+//! count. We keep the count of every adjacent pair, an index from each pair
+//! to the words that contain it, and a max-heap of pairs with lazy
+//! invalidation: a popped entry whose count is stale is pushed back with its
+//! current count.
+//!
+//! Tie-break (documented, and followed by the Python reference): the pair
+//! with the highest count merges first; among equal counts, the pair with the
+//! smallest (left id, right id). Results do not depend on the thread count.
+
+use super::TrainEvent;
+use crate::error::{Error, Result};
+use crate::models::bpe::{Bpe, BpeOptions};
+use rustc_hash::FxHashMap;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+#[derive(Clone, Debug)]
+pub struct BpeTrainerConfig {
+    /// Size of the vocabulary without the special tokens.
+    pub vocab_size: usize,
+    pub min_frequency: u64,
+    /// In bytes (byte-level) or characters (character-level).
+    pub max_token_length: Option<usize>,
+    pub byte_level: bool,
+    pub continuing_subword_prefix: Option<String>,
+    pub end_of_word_suffix: Option<String>,
+    pub limit_alphabet: Option<usize>,
+    /// Report the first `trace` merges one by one.
+    pub trace: usize,
+}
+
+pub struct TrainedBpe {
+    pub model: Bpe,
+    /// (left, right, new id, count) in merge order.
+    pub merges: Vec<(u32, u32, u32, u64)>,
+    pub alphabet_size: usize,
+}
+
+type Pair = (u32, u32);
+
+pub fn train(
+    counts: &FxHashMap<Vec<u8>, u64>,
+    cfg: &BpeTrainerConfig,
+    on_event: &mut dyn FnMut(TrainEvent) -> Result<()>,
+) -> Result<TrainedBpe> {
+    if counts.is_empty() {
+        return Err(Error::Corpus(
+            "the corpus is empty: no text to learn from".into(),
+        ));
+    }
+    // Deterministic word order.
+    let mut entries: Vec<(&Vec<u8>, u64)> = counts.iter().map(|(k, v)| (k, *v)).collect();
+    entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+
+    // 1. alphabet and initial symbols
+    let mut tokens: Vec<Vec<u8>> = Vec::new(); // id -> bytes (model space)
+    let mut unit_len: Vec<usize> = Vec::new(); // id -> length in units
+    let mut words: Vec<Vec<u32>> = Vec::with_capacity(entries.len());
+    let wcounts: Vec<u64> = entries.iter().map(|e| e.1).collect();
+    if cfg.byte_level {
+        for b in 0..=255u8 {
+            tokens.push(vec![b]);
+            unit_len.push(1);
+        }
+        for (w, _) in &entries {
+            words.push(w.iter().map(|&b| b as u32).collect());
+        }
+    } else {
+        let prefix = cfg.continuing_subword_prefix.clone().unwrap_or_default();
+        let suffix = cfg.end_of_word_suffix.clone().unwrap_or_default();
+        // character frequencies decide the alphabet
+        let mut freq: FxHashMap<char, u64> = FxHashMap::default();
+        for (w, c) in &entries {
+            for ch in String::from_utf8_lossy(w).chars() {
+                *freq.entry(ch).or_insert(0) += c;
+            }
+        }
+        let mut chars: Vec<(char, u64)> = freq.into_iter().collect();
+        chars.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        if let Some(limit) = cfg.limit_alphabet {
+            chars.truncate(limit);
+        }
+        let keep: rustc_hash::FxHashSet<char> = chars.iter().map(|c| c.0).collect();
+        let mut sym_ids: FxHashMap<String, u32> = FxHashMap::default();
+        let mut raw_words: Vec<Vec<String>> = Vec::with_capacity(entries.len());
+        for (w, _) in &entries {
+            let text = String::from_utf8_lossy(w);
+            let kept: Vec<char> = text.chars().filter(|c| keep.contains(c)).collect();
+            let n = kept.len();
+            let syms: Vec<String> = kept
+                .iter()
+                .enumerate()
+                .map(|(i, ch)| {
+                    let mut s = String::new();
+                    if i > 0 {
+                        s.push_str(&prefix);
+                    }
+                    s.push(*ch);
+                    if i + 1 == n {
+                        s.push_str(&suffix);
+                    }
+                    s
+                })
+                .collect();
+            for s in &syms {
+                sym_ids.entry(s.clone()).or_insert(0);
+            }
+            raw_words.push(syms);
+        }
+        let mut alphabet: Vec<String> = sym_ids.keys().cloned().collect();
+        alphabet.sort_unstable();
+        for (i, s) in alphabet.iter().enumerate() {
+            sym_ids.insert(s.clone(), i as u32);
+            tokens.push(s.as_bytes().to_vec());
+            unit_len.push(1);
+        }
+        for syms in raw_words {
+            words.push(syms.iter().map(|s| sym_ids[s]).collect());
+        }
+    }
+    let alphabet_size = tokens.len();
+    if cfg.vocab_size < alphabet_size {
+        return Err(Error::VocabSize(format!(
+            "vocab_size {} is smaller than the base alphabet ({} symbols) plus the special tokens; \
+             raise vocab_size or set limit_alphabet",
+            cfg.vocab_size, alphabet_size
+        )));
+    }
+    let target = cfg.vocab_size - alphabet_size;
+
+    // 2. pair counts and the pair -> words index
+    let mut pair_counts: FxHashMap<Pair, i64> = FxHashMap::default();
+    let mut where_: FxHashMap<Pair, Vec<u32>> = FxHashMap::default();
+    for (wi, w) in words.iter().enumerate() {
+        let c = wcounts[wi] as i64;
+        for p in w.windows(2) {
+            let pair = (p[0], p[1]);
+            *pair_counts.entry(pair).or_insert(0) += c;
+            let list = where_.entry(pair).or_default();
+            if list.last() != Some(&(wi as u32)) {
+                list.push(wi as u32);
+            }
+        }
+    }
+    let mut heap: BinaryHeap<(i64, Reverse<Pair>)> =
+        pair_counts.iter().map(|(p, c)| (*c, Reverse(*p))).collect();
+
+    // 3. merge loop
+    let mut merges: Vec<(u32, u32, u32, u64)> = Vec::with_capacity(target);
+    let mut deltas: FxHashMap<Pair, i64> = FxHashMap::default();
+    let mut new_pairs: FxHashMap<Pair, Vec<u32>> = FxHashMap::default();
+    let report_every = (target / 200).max(1);
+    let prefix_len = if cfg.byte_level {
+        0
+    } else {
+        cfg.continuing_subword_prefix
+            .as_ref()
+            .map_or(0, |p| p.len())
+    };
+    while merges.len() < target {
+        let Some((count, Reverse(pair))) = heap.pop() else {
+            break;
+        };
+        let actual = pair_counts.get(&pair).copied().unwrap_or(0);
+        if actual != count {
+            if actual > 0 {
+                heap.push((actual, Reverse(pair)));
+            }
+            continue;
+        }
+        if count <= 0 || (count as u64) < cfg.min_frequency.max(1) {
+            break;
+        }
+        let (a, b) = pair;
+        let new_len = unit_len[a as usize] + unit_len[b as usize];
+        if cfg.max_token_length.is_some_and(|m| new_len > m) {
+            pair_counts.remove(&pair);
+            continue;
+        }
+        let new_id = tokens.len() as u32;
+        let mut bytes = tokens[a as usize].clone();
+        let right = &tokens[b as usize];
+        bytes.extend_from_slice(if right.len() >= prefix_len {
+            &right[prefix_len..]
+        } else {
+            right
+        });
+        tokens.push(bytes);
+        unit_len.push(new_len);
+        merges.push((a, b, new_id, count as u64));
+        let idx = merges.len() - 1;
+        if idx < cfg.trace {
+            on_event(TrainEvent::Merge {
+                index: idx,
+                left: &tokens[a as usize],
+                right: &tokens[b as usize],
+                new_id,
+                count: count as u64,
+            })?;
+        }
+        if merges.len() % report_every == 0 {
+            on_event(TrainEvent::Progress {
+                done: merges.len(),
+                total: target,
+            })?;
+        }
+
+        // apply the merge to every word that contains the pair
+        let mut list = where_.remove(&pair).unwrap_or_default();
+        list.sort_unstable();
+        list.dedup();
+        deltas.clear();
+        new_pairs.clear();
+        for &wi in &list {
+            let w = &mut words[wi as usize];
+            let c = wcounts[wi as usize] as i64;
+            let mut i = 0;
+            while i + 1 < w.len() {
+                if w[i] == a && w[i + 1] == b {
+                    if i > 0 {
+                        let left = w[i - 1];
+                        *deltas.entry((left, a)).or_insert(0) -= c;
+                        *deltas.entry((left, new_id)).or_insert(0) += c;
+                        new_pairs.entry((left, new_id)).or_default().push(wi);
+                    }
+                    if i + 2 < w.len() {
+                        let right = w[i + 2];
+                        *deltas.entry((b, right)).or_insert(0) -= c;
+                        *deltas.entry((new_id, right)).or_insert(0) += c;
+                        new_pairs.entry((new_id, right)).or_default().push(wi);
+                    }
+                    w[i] = new_id;
+                    w.remove(i + 1);
+                }
+                i += 1;
+            }
+        }
+        pair_counts.remove(&pair);
+        let mut touched: Vec<(Pair, i64)> = deltas.drain().filter(|(_, d)| *d != 0).collect();
+        touched.sort_unstable();
+        for (p, d) in touched {
+            let e = pair_counts.entry(p).or_insert(0);
+            *e += d;
+            let now = *e;
+            if now <= 0 {
+                pair_counts.remove(&p);
+            } else if d > 0 {
+                heap.push((now, Reverse(p)));
+            }
+        }
+        for (p, ws) in new_pairs.drain() {
+            if pair_counts.contains_key(&p) {
+                where_.entry(p).or_default().extend(ws);
+            }
+        }
+    }
+    on_event(TrainEvent::Progress {
+        done: merges.len(),
+        total: target,
+    })?;
+
+    // 4. the model
+    let mut vocab = FxHashMap::default();
+    let mut vocab_r = Vec::with_capacity(tokens.len());
+    for (i, t) in tokens.iter().enumerate() {
+        vocab.insert(t.clone(), i as u32);
+        vocab_r.push(Some(t.clone().into_boxed_slice()));
+    }
+    let merge_map = merges
+        .iter()
+        .enumerate()
+        .map(|(rank, &(a, b, n, _))| ((a, b), (rank as u32, n)))
+        .collect();
+    let opts = BpeOptions {
+        byte_level: cfg.byte_level,
+        continuing_subword_prefix: if cfg.byte_level {
+            None
+        } else {
+            cfg.continuing_subword_prefix.clone()
+        },
+        end_of_word_suffix: if cfg.byte_level {
+            None
+        } else {
+            cfg.end_of_word_suffix.clone()
+        },
+        ..BpeOptions::default()
+    };
+    Ok(TrainedBpe {
+        model: Bpe::from_parts(vocab, vocab_r, merge_map, opts),
+        merges,
+        alphabet_size,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn counts(words: &[(&str, u64)]) -> FxHashMap<Vec<u8>, u64> {
+        words
+            .iter()
+            .map(|(w, c)| (w.as_bytes().to_vec(), *c))
+            .collect()
+    }
+
+    fn cfg(vocab_size: usize) -> BpeTrainerConfig {
+        BpeTrainerConfig {
+            vocab_size,
+            min_frequency: 0,
+            max_token_length: None,
+            byte_level: true,
+            continuing_subword_prefix: None,
+            end_of_word_suffix: None,
+            limit_alphabet: None,
+            trace: 0,
+        }
+    }
+
+    #[test]
+    fn learns_the_obvious_merges() {
+        let c = counts(&[("low", 5), ("lower", 2), ("newest", 6), ("widest", 3)]);
+        let t = train(&c, &cfg(260), &mut |_| Ok(())).unwrap();
+        let m: Vec<(Vec<u8>, u32)> = t
+            .merges
+            .iter()
+            .map(|&(_, _, n, c)| {
+                (
+                    t.model.vocab_r[n as usize].clone().unwrap().to_vec(),
+                    c as u32,
+                )
+            })
+            .collect();
+        // "es" (9) and "st" (9) tie; (e,s) has the smaller ids
+        assert_eq!(m[0], (b"es".to_vec(), 9));
+        assert_eq!(m[1], (b"est".to_vec(), 9));
+        assert_eq!(t.merges.len(), 4);
+    }
+
+    #[test]
+    fn overlapping_pairs_are_counted_once_per_merge() {
+        let c = counts(&[("aaaa", 1)]);
+        let t = train(&c, &cfg(258), &mut |_| Ok(())).unwrap();
+        assert_eq!(t.merges[0].3, 3);
+        // after (a,a): [aa, aa] -> (aa,aa) count 1
+        assert_eq!(t.merges[1].3, 1);
+    }
+
+    #[test]
+    fn char_level_with_suffix() {
+        let c = counts(&[("low", 5), ("lowest", 2)]);
+        let mut k = cfg(100);
+        k.byte_level = false;
+        k.end_of_word_suffix = Some("</w>".into());
+        let t = train(&c, &k, &mut |_| Ok(())).unwrap();
+        let first = &t.model.vocab_r[t.merges[0].2 as usize];
+        assert_eq!(first.as_deref(), Some(&b"lo"[..]));
+        assert!(t.model.vocab.contains_key(&b"low</w>"[..]));
+    }
+
+    #[test]
+    fn too_small_and_empty() {
+        let c = counts(&[("ab", 1)]);
+        assert!(matches!(
+            train(&c, &cfg(10), &mut |_| Ok(())),
+            Err(Error::VocabSize(_))
+        ));
+        assert!(matches!(
+            train(&FxHashMap::default(), &cfg(300), &mut |_| Ok(())),
+            Err(Error::Corpus(_))
+        ));
+    }
+}

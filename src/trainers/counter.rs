@@ -1,0 +1,233 @@
+//! Streaming word counting: text -> normalizer -> pre-tokenizer -> piece counts.
+//! Memory is bounded by the number of distinct pieces, not the corpus size.
+
+use crate::error::{Error, Result};
+use crate::normalizers::{Normalize, NormalizedString, Normalizer};
+use crate::pre_tokenizers::{PreTokenize, PreTokenizedString, PreTokenizer};
+use rayon::prelude::*;
+use rustc_hash::FxHashMap;
+use std::io::Read;
+
+/// What to do with bytes that are not UTF-8 in a corpus file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ErrorPolicy {
+    Strict,
+    Replace,
+    Skip,
+}
+
+pub struct WordCounter {
+    normalizer: Option<Normalizer>,
+    pre_tokenizer: Option<PreTokenizer>,
+    pub counts: FxHashMap<Vec<u8>, u64>,
+    pub bytes_seen: u64,
+}
+
+const BLOCK: usize = 8 << 20;
+const SUB_BLOCK: usize = 256 << 10;
+
+/// A cut point at or before `limit`: just after a newline that is followed by
+/// a non-whitespace byte, so that no pre-tokenizer match spans the cut.
+fn cut_point(buf: &[u8], limit: usize) -> usize {
+    let limit = limit.min(buf.len());
+    let mut i = limit;
+    while i > 0 {
+        if buf[i - 1] == b'\n' && i < buf.len() && !buf[i].is_ascii_whitespace() {
+            return i;
+        }
+        i -= 1;
+    }
+    // no such newline: cut on a UTF-8 character boundary
+    let mut i = limit;
+    while i > 0 && i < buf.len() && (buf[i] & 0xC0) == 0x80 {
+        i -= 1;
+    }
+    if i == 0 {
+        limit
+    } else {
+        i
+    }
+}
+
+impl WordCounter {
+    pub fn new(normalizer: Option<Normalizer>, pre_tokenizer: Option<PreTokenizer>) -> Self {
+        WordCounter {
+            normalizer,
+            pre_tokenizer,
+            counts: FxHashMap::default(),
+            bytes_seen: 0,
+        }
+    }
+
+    fn count_text(&self, text: &str, local: &mut FxHashMap<Vec<u8>, u64>) -> Result<()> {
+        let mut ns = NormalizedString::new(text, 0);
+        if let Some(n) = &self.normalizer {
+            n.normalize(&mut ns)?;
+        }
+        let mut pt = PreTokenizedString::new(ns);
+        if let Some(p) = &self.pre_tokenizer {
+            p.pre_tokenize(&mut pt)?;
+        }
+        let bytes = pt.ns.text.as_bytes();
+        for &(s, e) in &pt.pieces {
+            let piece = &bytes[s..e];
+            if let Some(c) = local.get_mut(piece) {
+                *c += 1;
+            } else {
+                local.insert(piece.to_vec(), 1);
+            }
+        }
+        Ok(())
+    }
+
+    fn absorb(&mut self, maps: Vec<FxHashMap<Vec<u8>, u64>>) {
+        for m in maps {
+            if self.counts.is_empty() {
+                self.counts = m;
+                continue;
+            }
+            for (k, v) in m {
+                *self.counts.entry(k).or_insert(0) += v;
+            }
+        }
+    }
+
+    /// Count a batch of documents, in parallel.
+    pub fn feed_texts(&mut self, texts: &[&str]) -> Result<()> {
+        self.bytes_seen += texts.iter().map(|t| t.len() as u64).sum::<u64>();
+        let this = &*self;
+        let maps: Vec<FxHashMap<Vec<u8>, u64>> = texts
+            .par_chunks(
+                texts
+                    .len()
+                    .div_ceil(rayon::current_num_threads() * 4)
+                    .max(1),
+            )
+            .map(|chunk| {
+                let mut local = FxHashMap::default();
+                for t in chunk {
+                    this.count_text(t, &mut local)?;
+                }
+                Ok(local)
+            })
+            .collect::<Result<_>>()?;
+        self.absorb(maps);
+        Ok(())
+    }
+
+    fn feed_block(&mut self, text: &str) -> Result<()> {
+        let mut parts = Vec::new();
+        let bytes = text.as_bytes();
+        let mut start = 0;
+        while start < bytes.len() {
+            let rest = &bytes[start..];
+            let cut = if rest.len() <= SUB_BLOCK {
+                rest.len()
+            } else {
+                cut_point(rest, SUB_BLOCK)
+            };
+            let cut = if cut == 0 { rest.len() } else { cut };
+            parts.push(&text[start..start + cut]);
+            start += cut;
+        }
+        self.feed_texts(&parts)
+    }
+
+    /// Count a UTF-8 text file, read in blocks; returns the bytes read.
+    pub fn feed_file(&mut self, path: &str, policy: ErrorPolicy) -> Result<u64> {
+        let mut f = std::fs::File::open(path)
+            .map_err(|e| Error::Corpus(format!("{path}: cannot open: {e}")))?;
+        let mut buf: Vec<u8> = Vec::with_capacity(BLOCK * 2);
+        let mut offset: u64 = 0; // file offset of buf[0]
+        let mut eof = false;
+        let mut total = 0u64;
+        while !eof || !buf.is_empty() {
+            if !eof && buf.len() < BLOCK {
+                let mut chunk = vec![0u8; BLOCK];
+                let n = f
+                    .read(&mut chunk)
+                    .map_err(|e| Error::Corpus(format!("{path}: read error: {e}")))?;
+                if n == 0 {
+                    eof = true;
+                } else {
+                    buf.extend_from_slice(&chunk[..n]);
+                    total += n as u64;
+                    continue;
+                }
+            }
+            let cut = if eof {
+                buf.len()
+            } else {
+                cut_point(&buf, BLOCK)
+            };
+            let cut = if cut == 0 { buf.len() } else { cut };
+            let block: Vec<u8> = buf.drain(..cut).collect();
+            let text: String = match String::from_utf8(block) {
+                Ok(s) => s,
+                Err(e) => match policy {
+                    ErrorPolicy::Strict => {
+                        let at = offset + e.utf8_error().valid_up_to() as u64;
+                        return Err(Error::CorpusEncoding {
+                            path: path.to_string(),
+                            offset: at,
+                        });
+                    }
+                    ErrorPolicy::Replace => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+                    ErrorPolicy::Skip => skip_invalid(e.as_bytes()),
+                },
+            };
+            offset += cut as u64;
+            self.feed_block(&text)?;
+        }
+        Ok(total)
+    }
+}
+
+fn skip_invalid(mut bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len());
+    loop {
+        match std::str::from_utf8(bytes) {
+            Ok(s) => {
+                out.push_str(s);
+                return out;
+            }
+            Err(e) => {
+                let good = e.valid_up_to();
+                out.push_str(std::str::from_utf8(&bytes[..good]).unwrap_or_default());
+                let bad = e.error_len().unwrap_or(bytes.len() - good);
+                bytes = &bytes[good + bad..];
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cut_points_fall_after_newlines() {
+        let b = b"ab\n  cd\nef\ngh";
+        assert_eq!(cut_point(b, 9), 8);
+        assert_eq!(cut_point(b, 5), 5); // no usable newline before 5: plain cut
+        assert_eq!(skip_invalid(b"a\xffb\xc3"), "ab");
+    }
+
+    #[test]
+    fn file_errors_report_the_offset() {
+        let dir = std::env::temp_dir().join(format!("ts-counter-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("bad.txt");
+        std::fs::write(&p, b"hello\nwor\xffld\n").unwrap();
+        let path = p.to_str().unwrap();
+        let mut c = WordCounter::new(None, None);
+        match c.feed_file(path, ErrorPolicy::Strict) {
+            Err(Error::CorpusEncoding { offset, .. }) => assert_eq!(offset, 9),
+            other => panic!("unexpected {:?}", other.map(|_| ())),
+        }
+        let mut c = WordCounter::new(None, None);
+        c.feed_file(path, ErrorPolicy::Skip).unwrap();
+        assert_eq!(c.counts.get(&b"hello\nworld\n"[..]), Some(&1));
+        std::fs::remove_dir_all(&dir).ok();
+    }
+}

@@ -1,0 +1,22 @@
+//! Trainers: count pre-tokenized words over a corpus, then learn a vocabulary.
+
+pub mod bpe;
+mod counter;
+
+pub use counter::{ErrorPolicy, WordCounter};
+
+/// What a trainer reports while it runs.
+pub enum TrainEvent<'a> {
+    /// One merge: its index, the two tokens, the new id, the pair count.
+    Merge {
+        index: usize,
+        left: &'a [u8],
+        right: &'a [u8],
+        new_id: u32,
+        count: u64,
+    },
+    Progress {
+        done: usize,
+        total: usize,
+    },
+}
