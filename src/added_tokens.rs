@@ -58,6 +58,9 @@ impl Matcher {
     }
 }
 
+/// Raw-text and normalized-text matchers.
+type MatcherPair = (Option<Matcher>, Option<Matcher>);
+
 pub struct AddedVocabulary {
     pub tokens: Vec<AddedToken>,
     by_id: FxHashMap<u32, usize>,
@@ -72,7 +75,7 @@ pub struct AddedVocabulary {
     specials: Option<AhoCorasick>,
     special_ids: Vec<u32>,
     normalized_contents: FxHashMap<u32, String>,
-    subset_cache: Mutex<Option<(Vec<u32>, Arc<(Option<Matcher>, Option<Matcher>)>)>>,
+    subset_cache: Mutex<Option<(Vec<u32>, Arc<MatcherPair>)>>,
 }
 
 /// A segment of the input: ordinary text, or an added token.
@@ -92,15 +95,10 @@ impl AddedVocabulary {
         let mut by_content = FxHashMap::default();
         for (i, t) in tokens.iter().enumerate() {
             if t.content.is_empty() {
-                return Err(Error::Format(format!(
-                    "added_tokens[{i}]: the content is empty"
-                )));
+                return Err(Error::Format(format!("added_tokens[{i}]: the content is empty")));
             }
             if by_id.insert(t.id, i).is_some() {
-                return Err(Error::Format(format!(
-                    "added_tokens[{i}]: id {} is used twice",
-                    t.id
-                )));
+                return Err(Error::Format(format!("added_tokens[{i}]: id {} is used twice", t.id)));
             }
             by_content.insert(t.content.clone(), t.id);
         }
@@ -138,10 +136,7 @@ impl AddedVocabulary {
         Ok(v)
     }
 
-    fn matchers(
-        &self,
-        keep: impl Fn(&AddedToken) -> bool,
-    ) -> Result<(Option<Matcher>, Option<Matcher>)> {
+    fn matchers(&self, keep: impl Fn(&AddedToken) -> bool) -> Result<(Option<Matcher>, Option<Matcher>)> {
         let raw = self
             .tokens
             .iter()
@@ -208,10 +203,7 @@ impl AddedVocabulary {
                         .subset_cache
                         .lock()
                         .map_err(|_| Error::Config("added-token cache poisoned".into()))?;
-                    guard
-                        .as_ref()
-                        .filter(|(k, _)| *k == key)
-                        .map(|(_, m)| m.clone())
+                    guard.as_ref().filter(|(k, _)| *k == key).map(|(_, m)| m.clone())
                 };
                 let m = match cached {
                     Some(m) => m,
@@ -235,12 +227,7 @@ impl AddedVocabulary {
     }
 
     /// Split normalized text (phase 2, `normalized == true` tokens).
-    pub fn split_normalized(
-        &self,
-        text: &str,
-        allowed: &Allowed,
-        out: &mut Vec<Segment>,
-    ) -> Result<bool> {
+    pub fn split_normalized(&self, text: &str, allowed: &Allowed, out: &mut Vec<Segment>) -> Result<bool> {
         self.with_matchers(allowed, |_, norm| {
             if norm.is_none() {
                 return false;
@@ -281,8 +268,7 @@ impl AddedVocabulary {
                 start = trimmed.max(last);
             }
             if tok.rstrip {
-                stop +=
-                    text[stop..].len() - text[stop..].trim_start_matches(char::is_whitespace).len();
+                stop += text[stop..].len() - text[stop..].trim_start_matches(char::is_whitespace).len();
             }
             if last < start {
                 out.push(Segment::Text(last, start));
@@ -315,11 +301,7 @@ mod tests {
     #[test]
     fn longest_match_and_policies() {
         let v = AddedVocabulary::new(
-            vec![
-                tok(10, "<s>", true),
-                tok(11, "<s>x", true),
-                tok(12, "hey", false),
-            ],
+            vec![tok(10, "<s>", true), tok(11, "<s>x", true), tok(12, "hey", false)],
             None,
         )
         .unwrap();
@@ -338,21 +320,13 @@ mod tests {
         v.split_raw("a<s>xb hey", &Allowed::None, &mut out).unwrap();
         assert_eq!(out, vec![Segment::Text(0, 7), Segment::Token(12, 7, 10)]);
         out.clear();
-        v.split_raw("<s>x<s>", &Allowed::Only(vec![10]), &mut out)
-            .unwrap();
+        v.split_raw("<s>x<s>", &Allowed::Only(vec![10]), &mut out).unwrap();
         assert_eq!(
             out,
-            vec![
-                Segment::Token(10, 0, 3),
-                Segment::Text(3, 4),
-                Segment::Token(10, 4, 7)
-            ]
+            vec![Segment::Token(10, 0, 3), Segment::Text(3, 4), Segment::Token(10, 4, 7)]
         );
         assert_eq!(v.find_disallowed("a<s>x", &Allowed::None), Some("<s>"));
-        assert_eq!(
-            v.find_disallowed("a<s>x", &Allowed::Only(vec![10])),
-            Some("<s>x")
-        );
+        assert_eq!(v.find_disallowed("a<s>x", &Allowed::Only(vec![10])), Some("<s>x"));
         assert_eq!(v.find_disallowed("a<s>x", &Allowed::All), None);
     }
 
@@ -365,8 +339,7 @@ mod tests {
         w.single_word = true;
         let v = AddedVocabulary::new(vec![t, w], None).unwrap();
         let mut out = vec![];
-        v.split_raw("x  <mask>  y ab cab", &Allowed::All, &mut out)
-            .unwrap();
+        v.split_raw("x  <mask>  y ab cab", &Allowed::All, &mut out).unwrap();
         assert_eq!(
             out,
             vec![

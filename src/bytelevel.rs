@@ -15,9 +15,7 @@ fn tables() -> &'static Tables {
     static T: OnceLock<Tables> = OnceLock::new();
     T.get_or_init(|| {
         let mut byte_to_char = ['\0'; 256];
-        let printable = |b: u32| {
-            (0x21..=0x7E).contains(&b) || (0xA1..=0xAC).contains(&b) || (0xAE..=0xFF).contains(&b)
-        };
+        let printable = |b: u32| (0x21..=0x7E).contains(&b) || (0xA1..=0xAC).contains(&b) || (0xAE..=0xFF).contains(&b);
         let mut next = 0u32;
         for b in 0u32..256 {
             let c = if printable(b) {
@@ -29,11 +27,7 @@ fn tables() -> &'static Tables {
             };
             byte_to_char[b as usize] = char::from_u32(c).unwrap_or('\u{FFFD}');
         }
-        let char_to_byte = byte_to_char
-            .iter()
-            .enumerate()
-            .map(|(b, &c)| (c, b as u8))
-            .collect();
+        let char_to_byte = byte_to_char.iter().enumerate().map(|(b, &c)| (c, b as u8)).collect();
         Tables {
             byte_to_char,
             char_to_byte,

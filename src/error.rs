@@ -29,11 +29,9 @@ pub enum Error {
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Error::Config(m)
-            | Error::VocabSize(m)
-            | Error::Format(m)
-            | Error::Unsupported(m)
-            | Error::Corpus(m) => f.write_str(m),
+            Error::Config(m) | Error::VocabSize(m) | Error::Format(m) | Error::Unsupported(m) | Error::Corpus(m) => {
+                f.write_str(m)
+            }
             Error::UnknownId(id) => write!(f, "token id {id} is not in the vocabulary"),
             Error::DisallowedSpecial(t) => write!(f, "special token {t:?} found in text"),
             Error::CorpusEncoding { path, offset } => {

@@ -7,10 +7,54 @@ use std::sync::Arc;
 #[derive(Clone, Debug)]
 pub enum Pattern {
     Literal(String),
-    Regex {
-        source: String,
-        re: Arc<fancy_regex::Regex>,
-    },
+    Regex { source: String, re: Arc<Engine> },
+}
+
+/// How a regex runs.
+///
+/// The GPT-2/GPT-4/GPT-4o family of patterns ends in `\s+(?!\S)|\s+`; the
+/// look-ahead forces a backtracking engine on the whole pattern. For these
+/// known patterns we drop `\s+(?!\S)` and run the linear-time `regex` crate,
+/// then give back the last whitespace character of a run that the dropped
+/// alternative would have stopped short of. Tests run every code point and
+/// the adversarial strings through both engines.
+#[derive(Debug)]
+pub enum Engine {
+    Fast { re: regex::Regex, give_back: GiveBack },
+    Fancy(fancy_regex::Regex),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GiveBack {
+    /// Every whitespace-only match (GPT-2: no other alternative matches whitespace).
+    AnyWhitespace,
+    /// Whitespace-only matches without `\r`/`\n` (cl100k, o200k: `\s*[\r\n]+` comes first).
+    NoNewline,
+}
+
+const LOOKAHEAD_TAIL: &str = r"|\s+(?!\S)|\s+";
+
+/// Patterns whose only look-around is the `\s+(?!\S)` tail, with the rule that
+/// tells which whitespace matches came from it.
+fn known_fast(source: &str) -> Option<(String, GiveBack)> {
+    use crate::pre_tokenizers::GPT2_PATTERN;
+    const KNOWN_NEWLINE: [&str; 3] = [
+        // cl100k / Llama-3
+        r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+",
+        // Qwen2
+        r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+",
+        // o200k
+        r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+",
+    ];
+    let mode = if source == GPT2_PATTERN {
+        GiveBack::AnyWhitespace
+    } else if KNOWN_NEWLINE.contains(&source) {
+        GiveBack::NoNewline
+    } else {
+        return None;
+    };
+    let head = source.strip_suffix(LOOKAHEAD_TAIL)?;
+    Some((format!(r"{head}|\s+"), mode))
 }
 
 #[derive(Serialize, Deserialize)]
@@ -24,7 +68,16 @@ enum PatternDef {
 /// Oniguruma, which Hugging Face `tokenizers` uses, reads `X{n,m}+` as
 /// `(?:X{n,m})+` rather than as a possessive quantifier; we rewrite that
 /// form so both engines agree.
-pub fn compile_regex(source: &str) -> Result<fancy_regex::Regex> {
+pub fn compile_regex(source: &str) -> Result<Engine> {
+    if let Some((fast, give_back)) = known_fast(source) {
+        if let Ok(re) = regex::Regex::new(&fast) {
+            return Ok(Engine::Fast { re, give_back });
+        }
+    }
+    compile_fancy(source).map(Engine::Fancy)
+}
+
+pub fn compile_fancy(source: &str) -> Result<fancy_regex::Regex> {
     let translated = translate_onig(source);
     fancy_regex::RegexBuilder::new(&translated)
         .backtrack_limit(10_000_000)
@@ -46,8 +99,7 @@ fn translate_onig(src: &str) -> String {
         if c == '{' && !out.is_empty() {
             if let Some(close) = chars[i..].iter().position(|&x| x == '}') {
                 let body: String = chars[i + 1..i + close].iter().collect();
-                let is_quant =
-                    !body.is_empty() && body.chars().all(|x| x.is_ascii_digit() || x == ',');
+                let is_quant = !body.is_empty() && body.chars().all(|x| x.is_ascii_digit() || x == ',');
                 if is_quant {
                     let quant: String = chars[i..=i + close].iter().collect();
                     let after = i + close + 1;
@@ -70,11 +122,7 @@ fn translate_onig(src: &str) -> String {
             '\\' => {
                 i += 2;
                 // \p{..} / \P{..} / \x{..}
-                if i <= chars.len()
-                    && matches!(chars[i - 1], 'p' | 'P' | 'x')
-                    && i < chars.len()
-                    && chars[i] == '{'
-                {
+                if i <= chars.len() && matches!(chars[i - 1], 'p' | 'P' | 'x') && i < chars.len() && chars[i] == '{' {
                     while i < chars.len() && chars[i] != '}' {
                         i += 1;
                     }
@@ -163,12 +211,46 @@ impl Pattern {
                     out.push((s, s + m.len()));
                 }
             }
-            Pattern::Regex { re, source } => {
+            Pattern::Regex { re, source } => re.find_iter(text, out).map_err(|e| match e {
+                Error::Config(m) => Error::Config(format!("regex {source:?} failed on input: {m}")),
+                other => other,
+            })?,
+        }
+        Ok(())
+    }
+}
+
+impl Engine {
+    pub fn find_iter(&self, text: &str, out: &mut Vec<(usize, usize)>) -> Result<()> {
+        match self {
+            Engine::Fancy(re) => {
                 for m in re.find_iter(text) {
-                    let m = m.map_err(|e| {
-                        Error::Config(format!("regex {source:?} failed on input: {e}"))
-                    })?;
+                    let m = m.map_err(|e| Error::Config(e.to_string()))?;
                     out.push((m.start(), m.end()));
+                }
+            }
+            Engine::Fast { re, give_back } => {
+                let mut pos = 0;
+                while pos < text.len() {
+                    let Some(m) = re.find_at(text, pos) else { break };
+                    let (s, mut e) = (m.start(), m.end());
+                    if e < text.len() && e > s {
+                        let piece = &text[s..e];
+                        let mut chars = piece.chars();
+                        let first_two = (chars.next(), chars.next());
+                        if first_two.1.is_some()
+                            && piece.chars().all(char::is_whitespace)
+                            && (*give_back == GiveBack::AnyWhitespace || !piece.contains(['\r', '\n']))
+                        {
+                            e -= piece.chars().next_back().map_or(0, char::len_utf8);
+                        }
+                    }
+                    out.push((s, e));
+                    pos = if e > s {
+                        e
+                    } else {
+                        e + text[e..].chars().next().map_or(1, char::len_utf8)
+                    };
                 }
             }
         }
@@ -201,26 +283,86 @@ mod tests {
     #[test]
     fn onig_repeat_plus_is_rewritten() {
         assert_eq!(translate_onig(r"\p{N}{1,3}+"), r"(?:\p{N}{1,3})+");
-        assert_eq!(
-            translate_onig(r"a|\p{N}{1,3}| ?[^\s]+"),
-            r"a|\p{N}{1,3}| ?[^\s]+"
-        );
+        assert_eq!(translate_onig(r"a|\p{N}{1,3}| ?[^\s]+"), r"a|\p{N}{1,3}| ?[^\s]+");
         assert_eq!(translate_onig(r"(ab){2}+c"), r"(?:(ab){2})+c");
     }
 
     #[test]
     fn literal_and_regex_find() {
         let mut v = vec![];
-        Pattern::Literal("ab".into())
-            .find_iter("xabab", &mut v)
-            .unwrap();
+        Pattern::Literal("ab".into()).find_iter("xabab", &mut v).unwrap();
         assert_eq!(v, vec![(1, 3), (3, 5)]);
         v.clear();
-        Pattern::regex(r"\d+")
-            .unwrap()
-            .find_iter("a12b3", &mut v)
-            .unwrap();
+        Pattern::regex(r"\d+").unwrap().find_iter("a12b3", &mut v).unwrap();
         assert_eq!(v, vec![(1, 3), (4, 5)]);
         assert!(Pattern::regex("(").is_err());
     }
+
+    fn both(source: &str, text: &str) {
+        let fast = compile_regex(source).unwrap();
+        assert!(
+            matches!(fast, Engine::Fast { .. }),
+            "{source} should take the fast engine"
+        );
+        let slow = Engine::Fancy(compile_fancy(source).unwrap());
+        let (mut a, mut b) = (vec![], vec![]);
+        fast.find_iter(text, &mut a).unwrap();
+        slow.find_iter(text, &mut b).unwrap();
+        if a != b {
+            let k = a
+                .iter()
+                .zip(&b)
+                .position(|(x, y)| x != y)
+                .unwrap_or(a.len().min(b.len()));
+            panic!(
+                "pattern {source:?}: fast {:?} vs fancy {:?} at match {k}",
+                a.get(k).map(|r| &text[r.0..r.1]),
+                b.get(k).map(|r| &text[r.0..r.1])
+            );
+        }
+    }
+
+    #[test]
+    fn fast_engine_agrees_with_the_lookahead() {
+        let cases = [
+            "Hello  world",
+            "a   b",
+            "x \n  y",
+            "  \n\nz",
+            "tail   ",
+            "\t-ilrsD",
+            "\t%s",
+            "\n    indented",
+            " \u{a0}\u{a0}x",
+            "a \u{3000}\u{3000}b",
+            "1234567 89",
+            "it's  'S  x\r\n  \r\n\t y",
+            "   ",
+            " ",
+            "\u{2028} \u{2029}a",
+            "\u{85}  b",
+            "\u{1F600}  \u{1F600}",
+            "\u{4e2d}\u{6587}  \u{5b57}",
+        ];
+        let patterns = [crate::pre_tokenizers::GPT2_PATTERN, CL100K_TEST, O200K_TEST];
+        for p in patterns {
+            for c in cases {
+                both(p, c);
+            }
+            // every code point of the BMP and the emoji planes next to spaces, letters and newlines
+            let seps = ["  ", "a ", "\n ", " 1", "\t", "\r\n  "];
+            let mut s = String::new();
+            for cp in (0u32..0x30000).filter(|c| *c < 0x3400 || *c >= 0xA000) {
+                if let Some(ch) = char::from_u32(cp) {
+                    s.push(ch);
+                    s.push_str(seps[cp as usize % seps.len()]);
+                    s.push(ch);
+                }
+            }
+            both(p, &s);
+        }
+    }
+
+    const CL100K_TEST: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
+    const O200K_TEST: &str = r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+";
 }

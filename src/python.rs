@@ -69,19 +69,13 @@ struct Tokenizer {
 impl Tokenizer {
     #[staticmethod]
     fn from_json(py: Python<'_>, text: &str) -> PyResult<Self> {
-        let t = py
-            .allow_threads(|| CoreTokenizer::from_json(text))
-            .map_err(err)?;
+        let t = py.allow_threads(|| CoreTokenizer::from_json(text)).map_err(err)?;
         Ok(Tokenizer { inner: Arc::new(t) })
     }
 
     /// Build from a trained model and the components, as `tokenizer.json` writes them.
     #[staticmethod]
-    fn from_trained(
-        trained: &TrainedBpe,
-        components_json: &str,
-        added_json: &str,
-    ) -> PyResult<Self> {
+    fn from_trained(trained: &TrainedBpe, components_json: &str, added_json: &str) -> PyResult<Self> {
         let mut guard = trained
             .model
             .lock()
@@ -89,20 +83,20 @@ impl Tokenizer {
         let model = guard
             .take()
             .ok_or_else(|| PyValueError::new_err("this trained model was already used"))?;
-        let comps: serde_json::Value = serde_json::from_str(components_json)
-            .map_err(|e| err(Error::Format(format!("components: {e}"))))?;
+        let comps: serde_json::Value =
+            serde_json::from_str(components_json).map_err(|e| err(Error::Format(format!("components: {e}"))))?;
         let get = |k: &str| comps.get(k).cloned().unwrap_or(serde_json::Value::Null);
         let de = |k: &str| -> PyResult<serde_json::Value> { Ok(get(k)) };
-        let normalizer: Option<Normalizer> = serde_json::from_value(de("normalizer")?)
-            .map_err(|e| err(Error::Format(format!("normalizer: {e}"))))?;
+        let normalizer: Option<Normalizer> =
+            serde_json::from_value(de("normalizer")?).map_err(|e| err(Error::Format(format!("normalizer: {e}"))))?;
         let pre: Option<PreTokenizer> = serde_json::from_value(de("pre_tokenizer")?)
             .map_err(|e| err(Error::Format(format!("pre_tokenizer: {e}"))))?;
         let post = serde_json::from_value(de("post_processor")?)
             .map_err(|e| err(Error::Format(format!("post_processor: {e}"))))?;
-        let decoder = serde_json::from_value(de("decoder")?)
-            .map_err(|e| err(Error::Format(format!("decoder: {e}"))))?;
-        let added: Vec<AddedToken> = serde_json::from_str(added_json)
-            .map_err(|e| err(Error::Format(format!("added_tokens: {e}"))))?;
+        let decoder =
+            serde_json::from_value(de("decoder")?).map_err(|e| err(Error::Format(format!("decoder: {e}"))))?;
+        let added: Vec<AddedToken> =
+            serde_json::from_str(added_json).map_err(|e| err(Error::Format(format!("added_tokens: {e}"))))?;
         let mut model = model;
         // as `tokenizers` trainers do, special tokens are in the model vocabulary too
         for t in &added {
@@ -166,10 +160,7 @@ impl Tokenizer {
         py.allow_threads(|| {
             texts
                 .par_iter()
-                .map(|t| {
-                    self.inner
-                        .encode(t, &allowed, permitted.as_ref(), add_special_tokens)
-                })
+                .map(|t| self.inner.encode(t, &allowed, permitted.as_ref(), add_special_tokens))
                 .collect::<crate::error::Result<Vec<_>>>()
         })
         .map_err(err)
@@ -206,12 +197,7 @@ impl Tokenizer {
     }
 
     #[pyo3(signature = (batch, skip_special_tokens=false))]
-    fn decode_batch(
-        &self,
-        py: Python<'_>,
-        batch: Vec<Vec<u32>>,
-        skip_special_tokens: bool,
-    ) -> PyResult<Vec<String>> {
+    fn decode_batch(&self, py: Python<'_>, batch: Vec<Vec<u32>>, skip_special_tokens: bool) -> PyResult<Vec<String>> {
         py.allow_threads(|| {
             batch
                 .par_iter()
@@ -222,9 +208,7 @@ impl Tokenizer {
     }
 
     fn decode_bytes<'py>(&self, py: Python<'py>, ids: Vec<u32>) -> PyResult<Bound<'py, PyBytes>> {
-        let b = py
-            .allow_threads(|| self.inner.decode_bytes(&ids))
-            .map_err(err)?;
+        let b = py.allow_threads(|| self.inner.decode_bytes(&ids)).map_err(err)?;
         Ok(PyBytes::new(py, &b))
     }
 
@@ -306,14 +290,13 @@ struct WordCounter_ {
 impl WordCounter_ {
     #[new]
     fn new(components_json: &str) -> PyResult<Self> {
-        let comps: serde_json::Value = serde_json::from_str(components_json)
-            .map_err(|e| err(Error::Format(format!("components: {e}"))))?;
+        let comps: serde_json::Value =
+            serde_json::from_str(components_json).map_err(|e| err(Error::Format(format!("components: {e}"))))?;
         let normalizer: Option<Normalizer> =
             serde_json::from_value(comps.get("normalizer").cloned().unwrap_or_default())
                 .map_err(|e| err(Error::Format(format!("normalizer: {e}"))))?;
-        let pre: Option<PreTokenizer> =
-            serde_json::from_value(comps.get("pre_tokenizer").cloned().unwrap_or_default())
-                .map_err(|e| err(Error::Format(format!("pre_tokenizer: {e}"))))?;
+        let pre: Option<PreTokenizer> = serde_json::from_value(comps.get("pre_tokenizer").cloned().unwrap_or_default())
+            .map_err(|e| err(Error::Format(format!("pre_tokenizer: {e}"))))?;
         Ok(WordCounter_ {
             inner: WordCounter::new(normalizer, pre),
         })
@@ -340,8 +323,7 @@ impl WordCounter_ {
             }
         };
         let inner = &mut self.inner;
-        py.allow_threads(|| inner.feed_file(path, policy))
-            .map_err(err)
+        py.allow_threads(|| inner.feed_file(path, policy)).map_err(err)
     }
 
     #[getter]
@@ -358,11 +340,8 @@ impl WordCounter_ {
     fn most_common<'py>(&self, py: Python<'py>, n: usize) -> PyResult<Bound<'py, PyList>> {
         let mut v: Vec<(&Vec<u8>, &u64)> = self.inner.counts.iter().collect();
         v.sort_unstable_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
-        let items: Vec<(Bound<'py, PyBytes>, u64)> = v
-            .into_iter()
-            .take(n)
-            .map(|(k, c)| (PyBytes::new(py, k), *c))
-            .collect();
+        let items: Vec<(Bound<'py, PyBytes>, u64)> =
+            v.into_iter().take(n).map(|(k, c)| (PyBytes::new(py, k), *c)).collect();
         PyList::new(py, items)
     }
 
@@ -408,18 +387,10 @@ impl WordCounter_ {
                             py,
                             (
                                 "merge",
-                                (
-                                    index,
-                                    PyBytes::new(py, left),
-                                    PyBytes::new(py, right),
-                                    new_id,
-                                    count,
-                                ),
+                                (index, PyBytes::new(py, left), PyBytes::new(py, right), new_id, count),
                             ),
                         ),
-                        TrainEvent::Progress { done, total } => {
-                            cb.call1(py, ("progress", (done, total)))
-                        }
+                        TrainEvent::Progress { done, total } => cb.call1(py, ("progress", (done, total))),
                     };
                     let r = r.and_then(|_| py.check_signals());
                     r.map_err(|e| {
@@ -436,9 +407,7 @@ impl WordCounter_ {
                 merges: t.merges,
                 alphabet_size: t.alphabet_size,
             }),
-            Err(Error::Interrupted) => {
-                Err(pending.unwrap_or_else(|| PyRuntimeError::new_err("training interrupted")))
-            }
+            Err(Error::Interrupted) => Err(pending.unwrap_or_else(|| PyRuntimeError::new_err("training interrupted"))),
             Err(e) => Err(err(e)),
         }
     }
@@ -447,9 +416,7 @@ impl WordCounter_ {
 /// Compile a regex as tokenizer pipelines do; raises ConfigError when invalid.
 #[pyfunction]
 fn check_regex(pattern: &str) -> PyResult<()> {
-    crate::pattern::compile_regex(pattern)
-        .map(|_| ())
-        .map_err(err)
+    crate::pattern::compile_regex(pattern).map(|_| ()).map_err(err)
 }
 
 /// Map raw bytes to the GPT-2 byte-level alphabet and back.

@@ -86,8 +86,7 @@ impl Tokenizer {
     }
 
     pub fn from_json(text: &str) -> Result<Self> {
-        let root: Value = serde_json::from_str(text)
-            .map_err(|e| Error::Format(format!("not valid JSON: {e}")))?;
+        let root: Value = serde_json::from_str(text).map_err(|e| Error::Format(format!("not valid JSON: {e}")))?;
         let root = root
             .as_object()
             .ok_or_else(|| Error::Format("the top level must be a JSON object".into()))?;
@@ -109,14 +108,7 @@ impl Tokenizer {
                 )))
             }
         };
-        let mut t = Tokenizer::new(
-            normalizer,
-            pre_tokenizer,
-            model,
-            post_processor,
-            decoder,
-            added,
-        )?;
+        let mut t = Tokenizer::new(normalizer, pre_tokenizer, model, post_processor, decoder, added)?;
         for key in ["version", "truncation", "padding"] {
             if let Some(v) = root.get(key) {
                 t.extra.insert(key.into(), v.clone());
@@ -156,13 +148,7 @@ impl Tokenizer {
     }
 
     pub fn vocab_size(&self) -> usize {
-        let added_max = self
-            .added
-            .tokens
-            .iter()
-            .map(|t| t.id as usize + 1)
-            .max()
-            .unwrap_or(0);
+        let added_max = self.added.tokens.iter().map(|t| t.id as usize + 1).max().unwrap_or(0);
         self.model.vocab_len().max(added_max)
     }
 
@@ -170,9 +156,7 @@ impl Tokenizer {
         if let Some(t) = self.added.get(id) {
             return Some(t.content.clone());
         }
-        self.model
-            .id_to_bytes(id)
-            .map(|b| self.model.token_string(b))
+        self.model.id_to_bytes(id).map(|b| self.model.token_string(b))
     }
 
     /// The bytes a token stands for (byte-level tokens decoded to raw bytes).
@@ -207,13 +191,7 @@ impl Tokenizer {
     }
 
     /// Encode ordinary text (no added-token splitting) of `text[start..end]`.
-    fn encode_text(
-        &self,
-        text: &str,
-        start: usize,
-        allowed: &Allowed,
-        sink: &mut Sink,
-    ) -> Result<()> {
+    fn encode_text(&self, text: &str, start: usize, allowed: &Allowed, sink: &mut Sink) -> Result<()> {
         let mut ns = NormalizedString::new(text, start);
         if let Some(n) = &self.normalizer {
             n.normalize(&mut ns)?;
@@ -376,9 +354,7 @@ impl Tokenizer {
             self.check_disallowed(p, permitted)?;
         }
         let a = self.encode_one_full(text, allowed, 0)?;
-        let b = pair
-            .map(|p| self.encode_one_full(p, allowed, 1))
-            .transpose()?;
+        let b = pair.map(|p| self.encode_one_full(p, allowed, 1)).transpose()?;
         let (mut a, b) = match &self.post_processor {
             Some(pp) => pp.process(a, b, add_special_tokens)?,
             None => (a, b),
@@ -406,12 +382,7 @@ impl Tokenizer {
 
     pub fn decode(&self, ids: &[u32], skip_special: bool) -> Result<String> {
         // fast path: byte-level model with a plain ByteLevel decoder
-        if self.model.byte_level
-            && self
-                .decoder
-                .as_ref()
-                .is_some_and(|d| d.is_plain_byte_level())
-        {
+        if self.model.byte_level && self.decoder.as_ref().is_some_and(|d| d.is_plain_byte_level()) {
             let mut bytes = Vec::with_capacity(ids.len() * 4);
             for &id in ids {
                 if let Some(t) = self.added.get(id) {
@@ -422,8 +393,7 @@ impl Tokenizer {
                         }
                     }
                 } else {
-                    bytes
-                        .extend_from_slice(self.model.id_to_bytes(id).ok_or(Error::UnknownId(id))?);
+                    bytes.extend_from_slice(self.model.id_to_bytes(id).ok_or(Error::UnknownId(id))?);
                 }
             }
             return Ok(String::from_utf8_lossy(&bytes).into_owned());
@@ -448,9 +418,7 @@ impl Tokenizer {
 fn has_trim(p: Option<&PostProcessor>) -> bool {
     match p {
         Some(PostProcessor::ByteLevel { trim_offsets, .. }) => *trim_offsets,
-        Some(PostProcessor::Sequence { processors }) => {
-            processors.iter().any(|p| has_trim(Some(p)))
-        }
+        Some(PostProcessor::Sequence { processors }) => processors.iter().any(|p| has_trim(Some(p))),
         _ => false,
     }
 }

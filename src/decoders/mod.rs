@@ -71,9 +71,7 @@ impl Decode for Decoder {
                 }
                 vec![String::from_utf8_lossy(&bytes).into_owned()]
             }
-            Decoder::Sequence { decoders } => {
-                decoders.iter().fold(tokens, |t, d| d.decode_chain(t))
-            }
+            Decoder::Sequence { decoders } => decoders.iter().fold(tokens, |t, d| d.decode_chain(t)),
             Decoder::Bpe { suffix } => {
                 let n = tokens.len();
                 tokens
@@ -100,19 +98,11 @@ impl Decode for Decoder {
                     out
                 })
                 .collect(),
-            Decoder::Strip {
-                content,
-                start,
-                stop,
-            } => tokens
+            Decoder::Strip { content, start, stop } => tokens
                 .into_iter()
                 .map(|t| {
                     let chars: Vec<char> = t.chars().collect();
-                    let lead = chars
-                        .iter()
-                        .take(*start)
-                        .take_while(|c| *c == content)
-                        .count();
+                    let lead = chars.iter().take(*start).take_while(|c| *c == content).count();
                     let trail = chars[lead..]
                         .iter()
                         .rev()
@@ -132,10 +122,7 @@ impl Decode for Decoder {
                     }
                     match String::from_utf8(std::mem::take(pending)) {
                         Ok(s) => out.push(s),
-                        Err(e) => out.extend(std::iter::repeat_n(
-                            "\u{FFFD}".to_string(),
-                            e.as_bytes().len(),
-                        )),
+                        Err(e) => out.extend(std::iter::repeat_n("\u{FFFD}".to_string(), e.as_bytes().len())),
                     }
                 };
                 for t in tokens {
@@ -175,9 +162,7 @@ mod tests {
             bl.decode_chain(vec!["Hello".into(), world, "<|x|>".into()]),
             vec!["Hello w\u{f6}rld<|x|>"]
         );
-        let bpe = Decoder::Bpe {
-            suffix: "</w>".into(),
-        };
+        let bpe = Decoder::Bpe { suffix: "</w>".into() };
         assert_eq!(
             bpe.decode_chain(vec!["lo".into(), "w</w>".into(), "er</w>".into()])
                 .concat(),
@@ -185,12 +170,7 @@ mod tests {
         );
         let fb = Decoder::ByteFallback;
         assert_eq!(
-            fb.decode_chain(vec![
-                "<0xC3>".into(),
-                "<0xA9>".into(),
-                "a".into(),
-                "<0xFF>".into()
-            ]),
+            fb.decode_chain(vec!["<0xC3>".into(), "<0xA9>".into(), "a".into(), "<0xFF>".into()]),
             vec!["\u{e9}", "a", "\u{FFFD}"]
         );
         let strip = Decoder::Strip {

@@ -109,10 +109,7 @@ impl Normalize for Normalizer {
             Normalizer::NFKC => unicode_normalize(s, Form::KC),
             Normalizer::NFKD => unicode_normalize(s, Form::KD),
             Normalizer::Lowercase => {
-                if s.text
-                    .chars()
-                    .all(|c| c.to_lowercase().eq(std::iter::once(c)))
-                {
+                if s.text.chars().all(|c| c.to_lowercase().eq(std::iter::once(c))) {
                     return Ok(());
                 }
                 let chunks = s
@@ -169,9 +166,7 @@ impl Normalize for Normalizer {
                 }
                 if *strip_right {
                     let kept = text.trim_end().len();
-                    let from = chunks
-                        .first()
-                        .map_or(kept, |c: &(usize, usize, String)| kept.max(c.1));
+                    let from = chunks.first().map_or(kept, |c: &(usize, usize, String)| kept.max(c.1));
                     if from < text.len() {
                         chunks.push((from, text.len(), String::new()));
                     }
@@ -199,10 +194,9 @@ mod tests {
 
     #[test]
     fn nfkc_and_lowercase_sequence() {
-        let n: Normalizer = serde_json::from_str(
-            r#"{"type":"Sequence","normalizers":[{"type":"NFKC"},{"type":"Lowercase"}]}"#,
-        )
-        .unwrap();
+        let n: Normalizer =
+            serde_json::from_str(r#"{"type":"Sequence","normalizers":[{"type":"NFKC"},{"type":"Lowercase"}]}"#)
+                .unwrap();
         let mut s = NormalizedString::new("\u{FB01}X", 0);
         n.normalize(&mut s).unwrap();
         assert_eq!(s.text, "fix");
@@ -225,8 +219,7 @@ mod tests {
 
     #[test]
     fn unknown_normalizer_is_an_error() {
-        let r: std::result::Result<Normalizer, _> =
-            serde_json::from_str(r#"{"type":"Frobnicate"}"#);
+        let r: std::result::Result<Normalizer, _> = serde_json::from_str(r#"{"type":"Frobnicate"}"#);
         assert!(r.unwrap_err().to_string().contains("unknown variant"));
     }
 }

@@ -7,8 +7,7 @@ use crate::pattern::Pattern;
 use serde::{Deserialize, Serialize};
 use std::sync::OnceLock;
 
-pub const GPT2_PATTERN: &str =
-    r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+";
+pub const GPT2_PATTERN: &str = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+";
 
 /// The normalized text and the pieces cut from it so far.
 pub struct PreTokenizedString {
@@ -86,11 +85,7 @@ fn whitespace_pattern() -> &'static Pattern {
 
 /// Apply a split behaviour to the alternating match list of one piece.
 /// `marks` holds `(start, end, is_match)` covering the piece in order.
-pub fn apply_behavior(
-    marks: &[(usize, usize, bool)],
-    behavior: SplitBehavior,
-    out: &mut Vec<(usize, usize)>,
-) {
+pub fn apply_behavior(marks: &[(usize, usize, bool)], behavior: SplitBehavior, out: &mut Vec<(usize, usize)>) {
     let mut acc: Vec<(usize, usize, bool)> = Vec::with_capacity(marks.len());
     match behavior {
         SplitBehavior::Isolated => acc.extend(marks.iter().map(|&(s, e, _)| (s, e, false))),
@@ -221,9 +216,7 @@ impl PreTokenize for PreTokenizer {
                 }
                 if *use_regex {
                     let pat = gpt2_pattern();
-                    split_pieces(p, SplitBehavior::Isolated, false, |t, out| {
-                        pat.find_iter(t, out)
-                    })?;
+                    split_pieces(p, SplitBehavior::Isolated, false, |t, out| pat.find_iter(t, out))?;
                 }
                 Ok(())
             }
@@ -235,16 +228,12 @@ impl PreTokenize for PreTokenizer {
             }
             PreTokenizer::Whitespace => {
                 let pat = whitespace_pattern();
-                split_pieces(p, SplitBehavior::Removed, true, |t, out| {
-                    pat.find_iter(t, out)
-                })
+                split_pieces(p, SplitBehavior::Removed, true, |t, out| pat.find_iter(t, out))
             }
-            PreTokenizer::WhitespaceSplit => {
-                split_pieces(p, SplitBehavior::Removed, false, |t, out| {
-                    char_runs(t, char::is_whitespace, false, out);
-                    Ok(())
-                })
-            }
+            PreTokenizer::WhitespaceSplit => split_pieces(p, SplitBehavior::Removed, false, |t, out| {
+                char_runs(t, char::is_whitespace, false, out);
+                Ok(())
+            }),
             PreTokenizer::Digits { individual_digits } => {
                 let each = *individual_digits;
                 let behavior = if each {
@@ -266,9 +255,7 @@ impl PreTokenizer {
     pub fn is_byte_level(&self) -> bool {
         match self {
             PreTokenizer::ByteLevel { .. } => true,
-            PreTokenizer::Sequence { pretokenizers } => {
-                pretokenizers.iter().any(|p| p.is_byte_level())
-            }
+            PreTokenizer::Sequence { pretokenizers } => pretokenizers.iter().any(|p| p.is_byte_level()),
             _ => false,
         }
     }
@@ -281,10 +268,7 @@ mod tests {
     fn run(pt: &PreTokenizer, text: &str) -> Vec<String> {
         let mut p = PreTokenizedString::new(NormalizedString::new(text, 0));
         pt.pre_tokenize(&mut p).unwrap();
-        p.pieces
-            .iter()
-            .map(|&(s, e)| p.ns.text[s..e].to_string())
-            .collect()
+        p.pieces.iter().map(|&(s, e)| p.ns.text[s..e].to_string()).collect()
     }
 
     fn split(behavior: SplitBehavior, invert: bool) -> PreTokenizer {
@@ -318,10 +302,7 @@ mod tests {
             run(&split(SplitBehavior::Contiguous, false), t),
             ["the", "-", "final", "--", "countdown"]
         );
-        assert_eq!(
-            run(&split(SplitBehavior::Removed, true), t),
-            ["-", "-", "-"]
-        );
+        assert_eq!(run(&split(SplitBehavior::Removed, true), t), ["-", "-", "-"]);
     }
 
     #[test]

@@ -109,9 +109,7 @@ impl PostProcessor {
                 }
                 Ok(())
             }
-            PostProcessor::Sequence { processors } => {
-                processors.iter().try_for_each(|p| p.validate())
-            }
+            PostProcessor::Sequence { processors } => processors.iter().try_for_each(|p| p.validate()),
             PostProcessor::ByteLevel { .. } => Ok(()),
         }
     }
@@ -126,15 +124,11 @@ impl PostProcessor {
             } => (if pair { p } else { single })
                 .iter()
                 .map(|x| match x {
-                    TemplatePiece::SpecialToken { id, .. } => {
-                        special_tokens.get(id).map_or(0, |d| d.ids.len())
-                    }
+                    TemplatePiece::SpecialToken { id, .. } => special_tokens.get(id).map_or(0, |d| d.ids.len()),
                     TemplatePiece::Sequence { .. } => 0,
                 })
                 .sum(),
-            PostProcessor::Sequence { processors } => {
-                processors.iter().map(|p| p.added_count(pair)).sum()
-            }
+            PostProcessor::Sequence { processors } => processors.iter().map(|p| p.added_count(pair)).sum(),
             PostProcessor::ByteLevel { .. } => 0,
         }
     }
@@ -158,12 +152,7 @@ fn trim_offsets(e: &mut Encoding, add_prefix_space: bool) {
 }
 
 impl PostProcess for PostProcessor {
-    fn process(
-        &self,
-        mut a: Encoding,
-        mut b: Option<Encoding>,
-        add: bool,
-    ) -> Result<(Encoding, Option<Encoding>)> {
+    fn process(&self, mut a: Encoding, mut b: Option<Encoding>, add: bool) -> Result<(Encoding, Option<Encoding>)> {
         match self {
             PostProcessor::ByteLevel {
                 trim_offsets: trim,

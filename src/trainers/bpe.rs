@@ -47,9 +47,7 @@ pub fn train(
     on_event: &mut dyn FnMut(TrainEvent) -> Result<()>,
 ) -> Result<TrainedBpe> {
     if counts.is_empty() {
-        return Err(Error::Corpus(
-            "the corpus is empty: no text to learn from".into(),
-        ));
+        return Err(Error::Corpus("the corpus is empty: no text to learn from".into()));
     }
     // Deterministic word order.
     let mut entries: Vec<(&Vec<u8>, u64)> = counts.iter().map(|(k, v)| (k, *v)).collect();
@@ -145,8 +143,7 @@ pub fn train(
             }
         }
     }
-    let mut heap: BinaryHeap<(i64, Reverse<Pair>)> =
-        pair_counts.iter().map(|(p, c)| (*c, Reverse(*p))).collect();
+    let mut heap: BinaryHeap<(i64, Reverse<Pair>)> = pair_counts.iter().map(|(p, c)| (*c, Reverse(*p))).collect();
 
     // 3. merge loop
     let mut merges: Vec<(u32, u32, u32, u64)> = Vec::with_capacity(target);
@@ -156,9 +153,7 @@ pub fn train(
     let prefix_len = if cfg.byte_level {
         0
     } else {
-        cfg.continuing_subword_prefix
-            .as_ref()
-            .map_or(0, |p| p.len())
+        cfg.continuing_subword_prefix.as_ref().map_or(0, |p| p.len())
     };
     while merges.len() < target {
         let Some((count, Reverse(pair))) = heap.pop() else {
@@ -201,7 +196,7 @@ pub fn train(
                 count: count as u64,
             })?;
         }
-        if merges.len() % report_every == 0 {
+        if merges.len().is_multiple_of(report_every) {
             on_event(TrainEvent::Progress {
                 done: merges.len(),
                 total: target,
@@ -300,10 +295,7 @@ mod tests {
     use super::*;
 
     fn counts(words: &[(&str, u64)]) -> FxHashMap<Vec<u8>, u64> {
-        words
-            .iter()
-            .map(|(w, c)| (w.as_bytes().to_vec(), *c))
-            .collect()
+        words.iter().map(|(w, c)| (w.as_bytes().to_vec(), *c)).collect()
     }
 
     fn cfg(vocab_size: usize) -> BpeTrainerConfig {
@@ -326,12 +318,7 @@ mod tests {
         let m: Vec<(Vec<u8>, u32)> = t
             .merges
             .iter()
-            .map(|&(_, _, n, c)| {
-                (
-                    t.model.vocab_r[n as usize].clone().unwrap().to_vec(),
-                    c as u32,
-                )
-            })
+            .map(|&(_, _, n, c)| (t.model.vocab_r[n as usize].clone().unwrap().to_vec(), c as u32))
             .collect();
         // "es" (9) and "st" (9) tie; (e,s) has the smaller ids
         assert_eq!(m[0], (b"es".to_vec(), 9));
@@ -363,10 +350,7 @@ mod tests {
     #[test]
     fn too_small_and_empty() {
         let c = counts(&[("ab", 1)]);
-        assert!(matches!(
-            train(&c, &cfg(10), &mut |_| Ok(())),
-            Err(Error::VocabSize(_))
-        ));
+        assert!(matches!(train(&c, &cfg(10), &mut |_| Ok(())), Err(Error::VocabSize(_))));
         assert!(matches!(
             train(&FxHashMap::default(), &cfg(300), &mut |_| Ok(())),
             Err(Error::Corpus(_))

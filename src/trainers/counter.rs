@@ -97,12 +97,7 @@ impl WordCounter {
         self.bytes_seen += texts.iter().map(|t| t.len() as u64).sum::<u64>();
         let this = &*self;
         let maps: Vec<FxHashMap<Vec<u8>, u64>> = texts
-            .par_chunks(
-                texts
-                    .len()
-                    .div_ceil(rayon::current_num_threads() * 4)
-                    .max(1),
-            )
+            .par_chunks(texts.len().div_ceil(rayon::current_num_threads() * 4).max(1))
             .map(|chunk| {
                 let mut local = FxHashMap::default();
                 for t in chunk {
@@ -135,8 +130,7 @@ impl WordCounter {
 
     /// Count a UTF-8 text file, read in blocks; returns the bytes read.
     pub fn feed_file(&mut self, path: &str, policy: ErrorPolicy) -> Result<u64> {
-        let mut f = std::fs::File::open(path)
-            .map_err(|e| Error::Corpus(format!("{path}: cannot open: {e}")))?;
+        let mut f = std::fs::File::open(path).map_err(|e| Error::Corpus(format!("{path}: cannot open: {e}")))?;
         let mut buf: Vec<u8> = Vec::with_capacity(BLOCK * 2);
         let mut offset: u64 = 0; // file offset of buf[0]
         let mut eof = false;
@@ -155,11 +149,7 @@ impl WordCounter {
                     continue;
                 }
             }
-            let cut = if eof {
-                buf.len()
-            } else {
-                cut_point(&buf, BLOCK)
-            };
+            let cut = if eof { buf.len() } else { cut_point(&buf, BLOCK) };
             let cut = if cut == 0 { buf.len() } else { cut };
             let block: Vec<u8> = buf.drain(..cut).collect();
             let text: String = match String::from_utf8(block) {

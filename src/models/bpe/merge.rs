@@ -140,9 +140,7 @@ mod tests {
         for len in 2..200 {
             let seq: Vec<(u32, u32)> = (0..len)
                 .map(|_| {
-                    x = x
-                        .wrapping_mul(6364136223846793005)
-                        .wrapping_add(1442695040888963407);
+                    x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
                     (((x >> 33) % 2) as u32, 1)
                 })
                 .collect();

@@ -12,6 +12,9 @@ use rustc_hash::FxHashMap;
 use std::sync::RwLock;
 
 const NONE: u32 = u32::MAX;
+
+/// piece -> (id, byte length) of its tokens
+type PieceCache = FxHashMap<Box<[u8]>, Box<[(u32, u32)]>>;
 const CACHE_CAPACITY: usize = 200_000;
 const CACHE_MAX_PIECE: usize = 128;
 
@@ -32,7 +35,7 @@ pub struct Bpe {
     pub dropout: Option<f32>,
     byte_ids: [u32; 256],
     fallback_ids: [u32; 256],
-    cache: RwLock<FxHashMap<Box<[u8]>, Box<[(u32, u32)]>>>,
+    cache: RwLock<PieceCache>,
 }
 
 pub struct BpeOptions {
@@ -71,11 +74,7 @@ impl Bpe {
         use crate::error::Error;
         let mut map: FxHashMap<Vec<u8>, u32> = FxHashMap::default();
         map.reserve(vocab.len());
-        let max_id = vocab
-            .iter()
-            .map(|(_, id)| *id)
-            .max()
-            .map_or(0, |m| m as usize + 1);
+        let max_id = vocab.iter().map(|(_, id)| *id).max().map_or(0, |m| m as usize + 1);
         let mut vocab_r: Vec<Option<Box<[u8]>>> = vec![None; max_id];
         for (tok, id) in vocab {
             if let Some(prev) = &vocab_r[id as usize] {
@@ -97,18 +96,12 @@ impl Bpe {
         m.reserve(merges.len());
         let lossy = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
         for (rank, (a, b)) in merges.iter().enumerate() {
-            let ia = map.get(a).ok_or_else(|| {
-                Error::Format(format!(
-                    "merges[{rank}]: token {:?} is not in the vocab",
-                    lossy(a)
-                ))
-            })?;
-            let ib = map.get(b).ok_or_else(|| {
-                Error::Format(format!(
-                    "merges[{rank}]: token {:?} is not in the vocab",
-                    lossy(b)
-                ))
-            })?;
+            let ia = map
+                .get(a)
+                .ok_or_else(|| Error::Format(format!("merges[{rank}]: token {:?} is not in the vocab", lossy(a))))?;
+            let ib = map
+                .get(b)
+                .ok_or_else(|| Error::Format(format!("merges[{rank}]: token {:?} is not in the vocab", lossy(b))))?;
             let mut ab = a.clone();
             ab.extend_from_slice(b);
             let (pa, pb) = (*ia, *ib);
@@ -144,9 +137,7 @@ impl Bpe {
         let mut merges = FxHashMap::default();
         for (tok, &id) in &bpe.vocab {
             for cut in 1..tok.len() {
-                if let (Some(&a), Some(&b)) =
-                    (bpe.vocab.get(&tok[..cut]), bpe.vocab.get(&tok[cut..]))
-                {
+                if let (Some(&a), Some(&b)) = (bpe.vocab.get(&tok[..cut]), bpe.vocab.get(&tok[cut..])) {
                     merges.insert((a, b), (id, id));
                 }
             }
@@ -176,10 +167,7 @@ impl Bpe {
             end_of_word_suffix: opts.end_of_word_suffix.filter(|p| !p.is_empty()),
             ..opts
         };
-        let unk_id = opts
-            .unk_token
-            .as_ref()
-            .and_then(|u| vocab.get(u.as_bytes()).copied());
+        let unk_id = opts.unk_token.as_ref().and_then(|u| vocab.get(u.as_bytes()).copied());
         Bpe {
             vocab,
             vocab_r,
@@ -201,8 +189,7 @@ impl Bpe {
 
     /// Merges as `(left, right)` ids in rank order.
     pub fn merges_in_order(&self) -> Vec<(u32, u32)> {
-        let mut v: Vec<((u32, u32), (u32, u32))> =
-            self.merges.iter().map(|(k, v)| (*k, *v)).collect();
+        let mut v: Vec<((u32, u32), (u32, u32))> = self.merges.iter().map(|(k, v)| (*k, *v)).collect();
         v.sort_by_key(|(pair, (rank, _))| (*rank, *pair));
         v.into_iter().map(|(p, _)| p).collect()
     }
@@ -220,10 +207,7 @@ impl Bpe {
 
     /// The initial symbols of a piece: bytes (byte-level) or characters.
     fn initial_symbols(&self, piece: &[u8], syms: &mut Vec<(u32, u32)>) {
-        if self.byte_level
-            && self.plain()
-            && piece.iter().all(|&b| self.byte_ids[b as usize] != NONE)
-        {
+        if self.byte_level && self.plain() && piece.iter().all(|&b| self.byte_ids[b as usize] != NONE) {
             syms.extend(piece.iter().map(|&b| (self.byte_ids[b as usize], 1)));
             return;
         }
@@ -333,6 +317,23 @@ impl Model for Bpe {
     }
 }
 
+impl Bpe {
+    /// Set the unknown token (it must be in the vocabulary to take effect).
+    pub fn set_unk(&mut self, unk: &str) {
+        self.unk_id = self.vocab.get(unk.as_bytes()).copied();
+        self.unk_token = Some(unk.to_string());
+    }
+
+    /// Add a token at a given id (used for special tokens kept in the model vocab).
+    pub fn push_token(&mut self, token: &[u8], id: u32) {
+        if self.vocab_r.len() <= id as usize {
+            self.vocab_r.resize(id as usize + 1, None);
+        }
+        self.vocab_r[id as usize] = Some(token.into());
+        self.vocab.insert(token.to_vec(), id);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -412,10 +413,7 @@ mod tests {
             .enumerate()
             .map(|(i, t)| (t.as_bytes().to_vec(), i as u32))
             .collect();
-        let merges = vec![
-            (b"l".to_vec(), b"o".to_vec()),
-            (b"lo".to_vec(), b"w</w>".to_vec()),
-        ];
+        let merges = vec![(b"l".to_vec(), b"o".to_vec()), (b"lo".to_vec(), b"w</w>".to_vec())];
         let opts = BpeOptions {
             byte_level: false,
             end_of_word_suffix: Some("</w>".into()),
@@ -429,30 +427,9 @@ mod tests {
     #[test]
     fn bad_merges_are_reported() {
         let vocab = vec![(b"a".to_vec(), 0)];
-        let e = Bpe::new(
-            vocab,
-            &[(b"a".to_vec(), b"z".to_vec())],
-            BpeOptions::default(),
-        )
-        .err()
-        .unwrap();
+        let e = Bpe::new(vocab, &[(b"a".to_vec(), b"z".to_vec())], BpeOptions::default())
+            .err()
+            .unwrap();
         assert!(e.to_string().contains("merges[0]"));
-    }
-}
-
-impl Bpe {
-    /// Set the unknown token (it must be in the vocabulary to take effect).
-    pub fn set_unk(&mut self, unk: &str) {
-        self.unk_id = self.vocab.get(unk.as_bytes()).copied();
-        self.unk_token = Some(unk.to_string());
-    }
-
-    /// Add a token at a given id (used for special tokens kept in the model vocab).
-    pub fn push_token(&mut self, token: &[u8], id: u32) {
-        if self.vocab_r.len() <= id as usize {
-            self.vocab_r.resize(id as usize + 1, None);
-        }
-        self.vocab_r[id as usize] = Some(token.into());
-        self.vocab.insert(token.to_vec(), id);
     }
 }

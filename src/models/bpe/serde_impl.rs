@@ -43,19 +43,14 @@ impl Bpe {
             .get("vocab")
             .ok_or_else(|| Error::Format("model.vocab: missing".into()))?
             .as_object()
-            .ok_or_else(|| {
-                Error::Format("model.vocab: expected an object of token -> id".into())
-            })?;
+            .ok_or_else(|| Error::Format("model.vocab: expected an object of token -> id".into()))?;
         let mut v = Vec::with_capacity(vocab.len());
         for (tok, id) in vocab {
-            let id = id
-                .as_u64()
-                .filter(|&i| i < u32::MAX as u64)
-                .ok_or_else(|| {
-                    Error::Format(format!(
-                        "model.vocab[{tok:?}]: expected a non-negative integer id, found {id}"
-                    ))
-                })?;
+            let id = id.as_u64().filter(|&i| i < u32::MAX as u64).ok_or_else(|| {
+                Error::Format(format!(
+                    "model.vocab[{tok:?}]: expected a non-negative integer id, found {id}"
+                ))
+            })?;
             v.push((token_bytes(tok, byte_level), id as u32));
         }
         let merges_v = match obj.get("merges") {
@@ -92,9 +87,7 @@ impl Bpe {
             Some(Value::Number(n)) => {
                 let d = n.as_f64().unwrap_or(0.0) as f32;
                 if !(0.0..=1.0).contains(&d) {
-                    return Err(Error::Format(format!(
-                        "model.dropout: {d} is not between 0 and 1"
-                    )));
+                    return Err(Error::Format(format!("model.dropout: {d} is not between 0 and 1")));
                 }
                 Some(d)
             }
@@ -133,9 +126,7 @@ impl Bpe {
         }
         let pairs = self.merges_in_order();
         let tok = |id: u32| self.id_to_string(id);
-        let any_space = pairs
-            .iter()
-            .any(|&(a, b)| tok(a).contains(' ') || tok(b).contains(' '));
+        let any_space = pairs.iter().any(|&(a, b)| tok(a).contains(' ') || tok(b).contains(' '));
         let merges: Vec<Value> = pairs
             .iter()
             .map(|&(a, b)| {
@@ -162,8 +153,6 @@ impl Bpe {
 
     pub fn id_to_string(&self, id: u32) -> String {
         use crate::models::Model;
-        self.id_to_bytes(id)
-            .map(|b| self.token_string(b))
-            .unwrap_or_default()
+        self.id_to_bytes(id).map(|b| self.token_string(b)).unwrap_or_default()
     }
 }

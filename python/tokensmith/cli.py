@@ -1,0 +1,734 @@
+"""The ``tokensmith`` command line: it mirrors the Python API.
+
+``tokensmith train | encode | decode | count | inspect | demo``; each
+subcommand's ``--help`` shows examples. Errors in what the user gave
+(files, options, text) print ``tokensmith: error: …`` and exit with 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shlex
+import sys
+import traceback
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from . import __version__, patterns
+from .errors import CorpusEncodingError, DisallowedSpecialTokenError, TokenizerError
+
+__all__ = ["main", "CommandError"]
+
+EXIT_OK = 0
+EXIT_UNEXPECTED = 1
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+EXIT_BROKEN_PIPE = 141
+
+_STDIN_BLOCK = 1 << 20
+
+
+class CommandError(Exception):
+    """A mistake in what the user gave the command line; printed without a traceback."""
+
+
+# ------------------------------------------------------------------ helpers
+
+
+def _err(message: str) -> None:
+    print(f"tokensmith: error: {message}", file=sys.stderr)
+
+
+def _os_message(e: OSError) -> str:
+    if e.filename is not None and e.strerror:
+        return f"{e.filename}: {e.strerror}"
+    return str(e)
+
+
+def _load(path: str) -> Any:
+    from . import load
+
+    return load(path)
+
+
+def _utf8(data: bytes, name: str) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise CommandError(
+            f"{name}: invalid UTF-8 at byte offset {e.start}; tokensmith reads UTF-8 text "
+            f"(convert it first, e.g. with iconv)"
+        ) from None
+
+
+def _stdin_is_terminal() -> bool:
+    try:
+        return sys.stdin is None or sys.stdin.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def _read_stdin() -> str:
+    if sys.stdin is None:
+        raise CommandError("there is no standard input to read text from")
+    buf = getattr(sys.stdin, "buffer", None)
+    if buf is not None:
+        return _utf8(buf.read(), "<stdin>")
+    return sys.stdin.read()
+
+
+def _read_text(args: argparse.Namespace) -> str:
+    """The text to work on: the TEXT argument, ``--file``, or standard input."""
+    if args.text is not None and args.file is not None:
+        raise CommandError("give the text as an argument or with --file, not both")
+    if args.file is not None and args.file != "-":
+        return _utf8(Path(args.file).read_bytes(), args.file)
+    if args.text is not None and args.text != "-":
+        return str(args.text)
+    if args.file is None and args.text is None and _stdin_is_terminal():
+        raise CommandError(
+            "no text: give it as an argument, with --file FILE, or pipe it in "
+            "(echo -n 'hello' | tokensmith ...)"
+        )
+    return _read_stdin()
+
+
+def _stdin_blocks(errors: str) -> Iterator[str]:
+    """Standard input as text blocks cut after a newline, for training on ``-``."""
+    if sys.stdin is None:
+        raise CommandError("there is no standard input to read a corpus from")
+    if _stdin_is_terminal():
+        print("reading the corpus from standard input (end it with Ctrl-D) …", file=sys.stderr)
+    buf = getattr(sys.stdin, "buffer", None)
+    if buf is None:  # a text stream (tests, embedding): already decoded
+        while True:
+            lines = sys.stdin.readlines(_STDIN_BLOCK)
+            if not lines:
+                return
+            yield "".join(lines)
+    handler = {"strict": "strict", "replace": "replace", "skip": "ignore"}[errors]
+    offset = 0
+    rest = b""
+    while True:
+        chunk = buf.read(_STDIN_BLOCK)
+        data = rest + chunk
+        if not chunk:
+            cut = len(data)
+        else:
+            cut = data.rfind(b"\n") + 1
+            if cut == 0:
+                rest = data
+                continue
+        if cut:
+            try:
+                yield data[:cut].decode("utf-8", handler)
+            except UnicodeDecodeError as e:
+                raise CorpusEncodingError(
+                    f"<stdin>: invalid UTF-8 at byte offset {offset + e.start}",
+                    "<stdin>",
+                    offset + e.start,
+                ) from None
+        if not chunk:
+            return
+        offset += cut
+        rest = data[cut:]
+
+
+def _shown(path: Path) -> str:
+    """A path as the user would type it: relative ones get a leading ``./``."""
+    s = str(path)
+    return s if path.is_absolute() or s.startswith(".") else f".{os.sep}{s}"
+
+
+def _tokenizer_path(out: str) -> Path:
+    """``--out``: a ``.json`` file, or a folder that gets ``tokenizer.json``."""
+    p = Path(out)
+    if p.is_dir() or out.endswith(("/", os.sep)) or p.suffix.lower() != ".json":
+        return p / "tokenizer.json"
+    return p
+
+
+def _check_writable(target: Path) -> None:
+    """Fail before a long training run, not after it, when the output cannot be written."""
+    if target.is_dir():
+        raise CommandError(f"{target}: is a folder; give a .json path or a folder to write into")
+    parent = target.parent
+    while not parent.exists():
+        if parent == parent.parent:
+            break
+        parent = parent.parent
+    if parent.exists() and not parent.is_dir():
+        raise CommandError(f"cannot write {target}: {parent} is a file, not a folder")
+    if parent.is_dir() and not os.access(parent, os.W_OK):
+        raise CommandError(f"cannot write {target}: no permission to write in {parent}")
+
+
+def _special_policy(args: argparse.Namespace) -> dict[str, Any]:
+    return {
+        "allowed_special": "all" if args.allow_special else frozenset(),
+        "disallowed_special": () if args.ordinary else "all",
+    }
+
+
+def _cli_special_error(e: DisallowedSpecialTokenError) -> CommandError:
+    return CommandError(
+        f"the text contains the special token {e.token!r}. Pass --allow-special to encode it "
+        f"as the special token, or --ordinary to encode it as ordinary text"
+    )
+
+
+def _display_options(args: argparse.Namespace, stream: TextIO) -> dict[str, Any]:
+    from .display import pick_escapes, use_color
+
+    when = "never" if args.no_color else args.color
+    return {
+        "color": use_color(stream, when),
+        "escapes": args.escapes or pick_escapes(stream),
+    }
+
+
+def _visible(data: bytes | str, escapes: str = "symbols") -> str:
+    from .display import escape
+
+    return "".join(txt for txt, _ in escape(data, escapes))  # type: ignore[arg-type]
+
+
+# ------------------------------------------------------------------ commands
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    from . import train
+
+    target = _tokenizer_path(args.out)
+    _check_writable(target)
+    sources = list(dict.fromkeys(args.files))
+    files = [f for f in sources if f != "-"]
+    for f in files:
+        if not any(ch in f for ch in "*?[") and not Path(f).exists():
+            raise CommandError(f"{f}: no such file or folder")
+    texts = _stdin_blocks(args.errors) if "-" in sources else None
+    specials = ["<|endoftext|>"] if args.special_tokens is None else args.special_tokens
+    if args.no_special_tokens:
+        specials = []
+    verbose = not args.quiet
+    sys.stdout.flush()
+    try:
+        tok = train(
+            files or None,
+            texts=texts,
+            model=args.model,
+            vocab_size=args.vocab_size,
+            min_frequency=args.min_frequency,
+            special_tokens=specials,
+            max_token_length=args.max_token_length,
+            pattern=args.pattern,
+            byte_level=not args.char_level,
+            end_of_word_suffix=args.end_of_word_suffix,
+            limit_alphabet=args.limit_alphabet,
+            unk_token=args.unk_token,
+            lowercase=args.lowercase,
+            normalizer=args.normalizer,
+            errors=args.errors,
+            verbose=verbose,
+            trace=args.trace,
+            progress=verbose,
+        )
+    except CorpusEncodingError as e:
+        raise CommandError(
+            f"{e} On the command line: --errors replace or --errors skip."
+        ) from None
+    saved = tok.save(target)
+    print(f"saved {_shown(saved)}")
+    if args.vocab_merges:
+        for path in tok.save_vocab_merges(args.vocab_merges):
+            print(f"saved {_shown(path)}")
+    if verbose:
+        print(f"try it: tokensmith encode {shlex.quote(_shown(saved))} --show 'hello world'")
+    return EXIT_OK
+
+
+def cmd_encode(args: argparse.Namespace) -> int:
+    tok = _load(args.tokenizer)
+    text = _read_text(args)
+    policy = _special_policy(args)
+    try:
+        if args.show or args.ids:
+            from .display import pieces, render, summary
+
+            opts = _display_options(args, sys.stdout)
+            items = pieces(tok, text, **policy)
+            print(render(items, show_ids=args.ids, **opts).rstrip("\n"))
+            n = sum(1 for p in items if p.id is not None)
+            print(f"({summary(text, n)})")
+        else:
+            ids = tok.encode(text, **policy)
+            print(" ".join(map(str, ids)))
+    except DisallowedSpecialTokenError as e:
+        raise _cli_special_error(e) from None
+    return EXIT_OK
+
+
+_ID_SPLIT = re.compile(r"[\s,\[\]]+")
+
+
+def _parse_ids(words: Sequence[str]) -> list[int]:
+    ids: list[int] = []
+    for word in words:
+        for item in _ID_SPLIT.split(word):
+            if not item:
+                continue
+            try:
+                ids.append(int(item))
+            except ValueError:
+                raise CommandError(
+                    f"not a token id: {item!r} "
+                    f"(give integers, e.g. tokensmith decode TOK 15339 1917)"
+                ) from None
+    return ids
+
+
+def cmd_decode(args: argparse.Namespace) -> int:
+    tok = _load(args.tokenizer)
+    if args.ids:
+        ids = _parse_ids(args.ids)
+    else:
+        if _stdin_is_terminal():
+            raise CommandError(
+                "no ids: give them as arguments or pipe them in "
+                "(tokensmith encode TOK 'hi' | tokensmith decode TOK)"
+            )
+        ids = _parse_ids([_read_stdin()])
+    text = tok.decode(ids, skip_special_tokens=args.skip_special)
+    sys.stdout.write(text if args.no_newline else text + "\n")
+    return EXIT_OK
+
+
+def cmd_count(args: argparse.Namespace) -> int:
+    tok = _load(args.tokenizer)
+    text = _read_text(args)
+    try:
+        print(tok.count(text, **_special_policy(args)))
+    except DisallowedSpecialTokenError as e:
+        raise _cli_special_error(e) from None
+    return EXIT_OK
+
+
+def _describe(component: Any) -> str:
+    """One pipeline component (``tokenizer.json`` spelling) as a short line."""
+    if component is None:
+        return "none"
+    if not isinstance(component, dict):
+        return str(component)
+    kind = str(component.get("type", "?"))
+    if kind == "Sequence":
+        for key in ("normalizers", "pretokenizers", "pre_tokenizers", "processors", "decoders"):
+            if isinstance(component.get(key), list):
+                inner = ", ".join(_describe(c) for c in component[key])
+                return f"Sequence[{inner}]"
+    if kind == "Split":
+        pat = component.get("pattern") or {}
+        regex = pat.get("Regex") if isinstance(pat, dict) else None
+        if regex is None and isinstance(pat, dict):
+            regex = pat.get("String")
+        names = [n for n, r in patterns.NAMED.items() if r == regex]
+        if names:
+            return f"Split({'/'.join(names)} pattern)"
+        shown = regex if regex is None or len(regex) <= 40 else regex[:37] + "..."
+        return f"Split({shown!r})"
+    details = {k: v for k, v in component.items()
+               if k in ("suffix", "prefix", "replacement") and v}
+    if details:
+        return f"{kind}({', '.join(f'{k}={v!r}' for k, v in details.items())})"
+    return kind
+
+
+def _inspect_data(tok: Any, top: int) -> dict[str, Any]:
+    spec = json.loads(tok.to_str(pretty=False))
+    model = spec.get("model") or {}
+    vocab = tok.get_vocab()
+    specials = tok.special_tokens
+    merges = tok.merges
+    byte_level = tok.is_byte_level
+
+    def data(token: str) -> bytes | str:
+        i = vocab.get(token)
+        if byte_level and i is not None:
+            return tok.id_to_bytes(i) or token
+        return token
+
+    def merge_row(rank: int) -> dict[str, Any]:
+        a, b = merges[rank]
+        return {"rank": rank, "left": _visible(data(a)), "right": _visible(data(b)),
+                "id": vocab.get(a + b), "merged": _visible(data(a + b))}
+
+    first = [merge_row(r) for r in range(min(top, len(merges)))]
+    last = [merge_row(r) for r in range(max(len(first), len(merges) - top), len(merges))]
+    ordinary = [(t, i) for t, i in vocab.items() if t not in specials]
+
+    def size(item: tuple[str, int]) -> int:
+        d = data(item[0])
+        return len(d) if isinstance(d, bytes) else len(d)
+
+    longest = sorted(ordinary, key=lambda ti: (-size(ti), ti[1]))[:top]
+    kind = str(model.get("type", "?"))
+    if kind == "BPE":
+        if byte_level:
+            kind = "byte-level BPE"
+        elif model.get("end_of_word_suffix"):
+            kind = f"character-level BPE (end-of-word suffix {model['end_of_word_suffix']!r})"
+        else:
+            kind = "character-level BPE"
+    return {
+        "model": kind,
+        "vocab_size": tok.vocab_size,
+        "special_tokens": specials,
+        "unk_token": model.get("unk_token"),
+        "merges": len(merges),
+        "pipeline": {k: _describe(spec.get(k))
+                     for k in ("normalizer", "pre_tokenizer", "post_processor", "decoder")},
+        "first_merges": first,
+        "last_merges": last,
+        "longest_tokens": [{"id": i, "token": _visible(data(t)), "length": size((t, i))}
+                           for t, i in longest],
+        "length_unit": "bytes" if byte_level else "characters",
+    }
+
+
+def cmd_inspect(args: argparse.Namespace) -> int:
+    tok = _load(args.tokenizer)
+    info = _inspect_data(tok, max(args.top, 0))
+    if args.json:
+        print(json.dumps(info, ensure_ascii=False, indent=2))
+        return EXIT_OK
+    out: list[str] = []
+    add = out.append
+    add(f"tokenizer       {args.tokenizer}")
+    add(f"model           {info['model']}")
+    add(f"vocab size      {info['vocab_size']:,}")
+    specials = info["special_tokens"]
+    add("special tokens  " + (", ".join(f"{t} = {i}" for t, i in specials.items()) or "none"))
+    if info["unk_token"]:
+        add(f"unknown token   {info['unk_token']}")
+    add(f"merges          {info['merges']:,}")
+    for n, (stage, desc) in enumerate(info["pipeline"].items()):
+        add(f"{'pipeline' if n == 0 else '':<16}{stage + ':':<16}{desc}")
+    for title, rows in (("first merges", info["first_merges"]),
+                        ("last merges", info["last_merges"])):
+        if not rows:
+            continue
+        add(f"{title}:")
+        for r in rows:
+            add(f"  {r['rank']:>7}  [{r['left']}] + [{r['right']}] -> [{r['merged']}]"
+                + (f"  id {r['id']}" if r["id"] is not None else ""))
+    if info["longest_tokens"]:
+        add(f"longest tokens ({info['length_unit']}):")
+        for r in info["longest_tokens"]:
+            add(f"  {r['length']:>7}  [{r['token']}]  id {r['id']}")
+    print("\n".join(out))
+    return EXIT_OK
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from .demo import run_demo
+
+    when = "never" if args.no_color else args.color
+    run_demo(
+        out=args.out,
+        vocab_size=args.vocab_size,
+        corpus_mb=args.corpus_mb,
+        color=when,
+        stream=sys.stdout,
+    )
+    return EXIT_OK
+
+
+# ------------------------------------------------------------------ parser
+
+_TOP_EPILOG = """\
+examples:
+  tokensmith demo                                    # train a tokenizer on Python's own docs
+  tokensmith train corpus/*.txt --vocab-size 32000 --out my-tokenizer/
+  tokensmith encode my-tokenizer/ "Hello, world!" --show
+  tokensmith encode my-tokenizer/tokenizer.json --file README.md | tokensmith decode my-tokenizer/
+  tokensmith count my-tokenizer/ --file README.md
+  tokensmith inspect my-tokenizer/
+
+Run `tokensmith COMMAND --help` for each command's options and examples.
+"""
+
+_TRAIN_EPILOG = """\
+examples:
+  # byte-level BPE (like GPT-2/GPT-4) with 32k tokens, saved as my-tok/tokenizer.json
+  tokensmith train corpus/*.txt --vocab-size 32000 --out my-tok/
+
+  # a whole folder, two special tokens, also write vocab.json + merges.txt
+  tokensmith train data/ --vocab-size 8000 --out tok.json \\
+      --special-token '<|endoftext|>' --special-token '<|pad|>' --vocab-merges tok-files/
+
+  # text from a pipe ('-' is standard input), GPT-2's pre-tokenizer pattern
+  zcat dump.txt.gz | tokensmith train - --vocab-size 4000 --pattern gpt2 --out tok.json
+
+  # classic character-level BPE with an end-of-word marker (Sennrich et al. 2016)
+  tokensmith train books.txt --vocab-size 5000 --char-level --end-of-word-suffix '</w>' \\
+      --out char-bpe/
+
+  # a corpus with a few bad bytes: replace them with U+FFFD instead of stopping
+  tokensmith train scraped.txt --vocab-size 16000 --errors replace --out tok.json
+
+FILES may be files, folders (read recursively), globs ('data/**/*.txt'),
+.gz/.bz2/.xz files and .jsonl files (their "text" field).
+"""
+
+_ENCODE_EPILOG = """\
+examples:
+  tokensmith encode tok.json "Hello, world!"            # 9906 11 1917 0
+  tokensmith encode tok.json "Hello, world!" --show     # [Hello][,][␣world][!]
+  tokensmith encode tok.json "Hello, world!" --ids      # [Hello|9906][,|11][␣world|1917][!|0]
+  tokensmith encode tok.json --file notes.txt --show --no-color
+  echo -n "piped text" | tokensmith encode tok.json
+  tokensmith encode tok.json "a<|endoftext|>b" --allow-special
+
+--show draws token boundaries: coloured backgrounds in a terminal, [brackets]
+otherwise. Whitespace is drawn as ␣ (space) → (tab) ↵ (newline); a token that
+holds only some of a character's UTF-8 bytes appears as <0xE5>-style bytes.
+"""
+
+_DECODE_EPILOG = """\
+examples:
+  tokensmith decode tok.json 9906 11 1917 0
+  tokensmith decode tok.json "[9906, 11, 1917, 0]"
+  tokensmith encode tok.json "round trip" | tokensmith decode tok.json
+"""
+
+_COUNT_EPILOG = """\
+examples:
+  tokensmith count tok.json "How many tokens is this?"
+  tokensmith count tok.json --file README.md
+  cat *.md | tokensmith count tok.json
+"""
+
+_INSPECT_EPILOG = """\
+examples:
+  tokensmith inspect tok.json
+  tokensmith inspect my-tokenizer/ --top 20
+  tokensmith inspect gpt2-files/vocab.json --json
+"""
+
+_DEMO_EPILOG = """\
+examples:
+  tokensmith demo                          # saves ./tokensmith-demo/tokenizer.json
+  tokensmith demo --vocab-size 8000 --out /tmp/pytok
+  python -m tokensmith demo --no-color > demo.txt
+
+The demo needs nothing downloaded: it trains on the documentation bundled
+with the Python interpreter (pydoc_data.topics) and the standard library's
+own .py sources, then shows how the new tokenizer cuts English, Chinese and
+Python code.
+"""
+
+
+class _Formatter(argparse.RawDescriptionHelpFormatter):
+    def __init__(self, prog: str) -> None:
+        super().__init__(prog, max_help_position=32)
+
+
+def _add_text_source(p: argparse.ArgumentParser) -> None:
+    p.add_argument("text", nargs="?", metavar="TEXT",
+                   help="the text ('-' or nothing: read standard input)")
+    p.add_argument("-f", "--file", metavar="FILE", help="read the text from a UTF-8 file")
+    p.add_argument("--allow-special", action="store_true",
+                   help="encode special-token text (e.g. <|endoftext|>) as the special token")
+    p.add_argument("--ordinary", action="store_true",
+                   help="encode special-token text as ordinary text")
+
+
+def _add_color(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--color", choices=("auto", "always", "never"), default="auto",
+                   help="colour token backgrounds: auto (a terminal, no NO_COLOR), always, never")
+    p.add_argument("--no-color", action="store_true", help="same as --color never")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="tokensmith",
+        description="Train, inspect and use subword tokenizers (BPE) from the command line.",
+        epilog=_TOP_EPILOG,
+        formatter_class=_Formatter,
+    )
+    parser.add_argument("--version", action="version", version=f"tokensmith {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")
+
+    # train
+    p = sub.add_parser(
+        "train", help="train a tokenizer on text files and save tokenizer.json",
+        description="Train a BPE tokenizer on files (or standard input) and save it.",
+        epilog=_TRAIN_EPILOG, formatter_class=_Formatter,
+    )
+    p.add_argument("files", nargs="+", metavar="FILES",
+                   help="files, folders or globs to train on; '-' reads standard input")
+    p.add_argument("--vocab-size", type=int, required=True, metavar="N",
+                   help="total tokens: bytes/alphabet + merges + special tokens")
+    p.add_argument("-o", "--out", required=True, metavar="PATH",
+                   help="where to save: a .json file, or a folder (gets tokenizer.json)")
+    p.add_argument("--model", default="bpe", help="tokenizer model (this version: bpe)")
+    p.add_argument("--min-frequency", type=int, default=0, metavar="N",
+                   help="stop merging when no pair occurs N times")
+    p.add_argument("--special-token", dest="special_tokens", action="append", metavar="TOKEN",
+                   help="a special token (repeatable; default <|endoftext|>)")
+    p.add_argument("--no-special-tokens", action="store_true", help="no special tokens at all")
+    p.add_argument("--max-token-length", type=int, metavar="N",
+                   help="longest learned token, in bytes (characters with --char-level)")
+    p.add_argument("--pattern", default="gpt4", metavar="NAME|REGEX",
+                   help="pre-tokenizer split: gpt4 (cl100k, default), gpt2, o200k, or a regex")
+    p.add_argument("--char-level", action="store_true",
+                   help="character-level BPE (words split at whitespace) instead of byte-level")
+    p.add_argument("--end-of-word-suffix", metavar="SUFFIX",
+                   help="with --char-level: mark word ends, e.g. '</w>'")
+    p.add_argument("--limit-alphabet", type=int, metavar="N",
+                   help="with --char-level: keep the N most frequent characters")
+    p.add_argument("--unk-token", default="<unk>", metavar="TOKEN",
+                   help="with --char-level: the token for unseen characters (default <unk>)")
+    p.add_argument("--lowercase", action="store_true", help="lowercase text before training")
+    p.add_argument("--normalizer", choices=("nfc", "nfd", "nfkc", "nfkd"), type=str.lower,
+                   help="Unicode normalization applied before training and encoding")
+    p.add_argument("--errors", choices=("strict", "replace", "skip"), default="strict",
+                   help="invalid UTF-8 in the corpus: stop (default), U+FFFD, or drop it")
+    p.add_argument("--vocab-merges", metavar="FOLDER",
+                   help="also write vocab.json + merges.txt into FOLDER")
+    p.add_argument("--trace", type=int, default=20, metavar="N",
+                   help="print the first N merges while training (default 20)")
+    p.add_argument("-q", "--quiet", action="store_true",
+                   help="no merge trace or progress bar; print only where files were saved")
+    p.set_defaults(func=cmd_train)
+
+    # encode
+    p = sub.add_parser(
+        "encode", help="text to token ids, or show how a text is cut into tokens",
+        description="Encode text with a tokenizer: print the ids, or draw the token boundaries.",
+        epilog=_ENCODE_EPILOG, formatter_class=_Formatter,
+    )
+    p.add_argument("tokenizer", metavar="TOKENIZER",
+                   help="tokenizer.json, a folder with one, or vocab.json (+ merges.txt)")
+    _add_text_source(p)
+    p.add_argument("-s", "--show", action="store_true", help="draw the token boundaries")
+    p.add_argument("--ids", action="store_true",
+                   help="draw the boundaries with each token's id after it (implies --show)")
+    _add_color(p)
+    p.add_argument("--escapes", choices=("symbols", "backslash"),
+                   help="whitespace as ␣ → ↵ (symbols) or \\t \\n (backslash); "
+                        "default: symbols when the terminal can print them")
+    p.set_defaults(func=cmd_encode)
+
+    # decode
+    p = sub.add_parser(
+        "decode", help="token ids to text",
+        description="Decode token ids (arguments or standard input) to text.",
+        epilog=_DECODE_EPILOG, formatter_class=_Formatter,
+    )
+    p.add_argument("tokenizer", metavar="TOKENIZER", help="tokenizer.json or a folder with one")
+    p.add_argument("ids", nargs="*", metavar="IDS",
+                   help="token ids (spaces, commas or a JSON list); none: read standard input")
+    p.add_argument("--skip-special", action="store_true", help="leave special tokens out")
+    p.add_argument("-n", "--no-newline", action="store_true",
+                   help="do not add a newline after the text (exact round trips)")
+    p.set_defaults(func=cmd_decode)
+
+    # count
+    p = sub.add_parser(
+        "count", help="count the tokens of a text",
+        description="Print how many tokens a text encodes to.",
+        epilog=_COUNT_EPILOG, formatter_class=_Formatter,
+    )
+    p.add_argument("tokenizer", metavar="TOKENIZER", help="tokenizer.json or a folder with one")
+    _add_text_source(p)
+    p.set_defaults(func=cmd_count)
+
+    # inspect
+    p = sub.add_parser(
+        "inspect", help="summarize a tokenizer: vocabulary, merges, pipeline",
+        description="Summarize a tokenizer: model, vocabulary size, special tokens, merges, "
+                    "longest tokens and pipeline components.",
+        epilog=_INSPECT_EPILOG, formatter_class=_Formatter,
+    )
+    p.add_argument("tokenizer", metavar="TOKENIZER", help="tokenizer.json or a folder with one")
+    p.add_argument("--top", type=int, default=8, metavar="N",
+                   help="how many first/last merges and longest tokens to list (default 8)")
+    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p.set_defaults(func=cmd_inspect)
+
+    # demo
+    p = sub.add_parser(
+        "demo", help="train a tokenizer on Python's own docs and sources, and show it",
+        description="Train a byte-level BPE tokenizer on text that ships with Python, show "
+                    "how it cuts a few samples, and save it. Nothing is downloaded.",
+        epilog=_DEMO_EPILOG, formatter_class=_Formatter,
+    )
+    p.add_argument("-o", "--out", default="tokensmith-demo", metavar="DIR",
+                   help="where to save (a folder, or a .json path; default ./tokensmith-demo)")
+    p.add_argument("--vocab-size", type=int, default=4096, metavar="N",
+                   help="vocabulary size (default 4096)")
+    p.add_argument("--corpus-mb", type=float, default=6.0, metavar="MB",
+                   help="how much text to train on, in megabytes (default 6)")
+    _add_color(p)
+    p.set_defaults(func=cmd_demo)
+    return parser
+
+
+# ------------------------------------------------------------------ entry point
+
+
+def _tolerant_streams() -> None:
+    """Characters a non-UTF-8 terminal cannot show become escapes, not a crash."""
+    for stream in (sys.stdout, sys.stderr):
+        enc = (getattr(stream, "encoding", None) or "").lower().replace("-", "")
+        if enc != "utf8" and hasattr(stream, "reconfigure"):
+            try:
+                stream.reconfigure(errors="backslashreplace")
+            except (ValueError, OSError):
+                pass
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command line with ``argv`` (default ``sys.argv[1:]``); returns the exit code."""
+    _tolerant_streams()
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as e:  # --help, --version, or a usage error (argparse printed it)
+        if e.code is None:
+            return EXIT_OK
+        return e.code if isinstance(e.code, int) else EXIT_USAGE
+    if not getattr(args, "command", None):
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
+    try:
+        return int(args.func(args) or EXIT_OK)
+    except KeyboardInterrupt:
+        print("\ntokensmith: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # the reader went away (| head): stop quietly, and keep Python's exit flush quiet too
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError, AttributeError):
+            pass
+        return EXIT_BROKEN_PIPE
+    except (TokenizerError, CommandError) as e:
+        _err(str(e))
+        return EXIT_USAGE
+    except OSError as e:
+        _err(_os_message(e))
+        return EXIT_USAGE
+    except Exception as e:  # a bug: say so, with the traceback for the report
+        traceback.print_exc()
+        _err(f"unexpected {type(e).__name__}: {e} (this is a bug in tokensmith; please report it)")
+        return EXIT_UNEXPECTED
+
+
+if __name__ == "__main__":
+    sys.exit(main())
