@@ -166,7 +166,23 @@ impl AddedVocabulary {
     }
 
     pub fn id_of(&self, content: &str) -> Option<u32> {
-        self.by_content.get(content).copied()
+        self.by_content.get(content).copied().or_else(|| {
+            self.normalized_contents
+                .iter()
+                .find(|(_, c)| c.as_str() == content)
+                .map(|(id, _)| *id)
+        })
+    }
+
+    /// The string a token decodes to: its content, normalized when the token
+    /// is matched on normalized text (as `tokenizers` does).
+    pub fn token_str(&self, id: u32) -> Option<&str> {
+        let t = self.get(id)?;
+        Some(
+            self.normalized_contents
+                .get(&id)
+                .map_or(t.content.as_str(), |c| c.as_str()),
+        )
     }
 
     pub fn is_special(&self, id: u32) -> bool {

@@ -166,7 +166,7 @@ impl Tokenizer {
         .map_err(err)
     }
 
-    /// Returns (ids, type_ids, offsets, special_tokens_mask); offsets are
+    /// Returns (ids, type_ids, offsets, special_tokens_mask, tokens); offsets are
     /// character offsets into the original strings.
     #[allow(clippy::type_complexity)]
     #[pyo3(signature = (text, pair, allowed, permitted=None, add_special_tokens=true))]
@@ -178,7 +178,7 @@ impl Tokenizer {
         allowed: &Bound<'_, PyAny>,
         permitted: Option<&Bound<'_, PyAny>>,
         add_special_tokens: bool,
-    ) -> PyResult<(Vec<u32>, Vec<u32>, Vec<(usize, usize)>, Vec<u8>)> {
+    ) -> PyResult<(Vec<u32>, Vec<u32>, Vec<(usize, usize)>, Vec<u8>, Vec<String>)> {
         let allowed = parse_allowed(allowed)?;
         let permitted = parse_permitted(permitted)?;
         let e = py
@@ -187,7 +187,7 @@ impl Tokenizer {
                     .encode_full(text, pair, &allowed, permitted.as_ref(), add_special_tokens)
             })
             .map_err(err)?;
-        Ok((e.ids, e.type_ids, e.offsets, e.special_mask))
+        Ok((e.ids, e.type_ids, e.offsets, e.special_mask, e.tokens))
     }
 
     #[pyo3(signature = (ids, skip_special_tokens=false))]

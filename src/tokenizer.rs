@@ -28,6 +28,8 @@ struct Sink<'a> {
     ids: &'a mut Vec<u32>,
     /// original byte offsets, when asked for
     offsets: Option<&'a mut Vec<(usize, usize)>>,
+    /// the matched text of added tokens (`None` for model tokens), with offsets
+    texts: Vec<Option<String>>,
 }
 
 impl Sink<'_> {
@@ -35,6 +37,15 @@ impl Sink<'_> {
         self.ids.push(id);
         if let Some(o) = self.offsets.as_mut() {
             o.push(range);
+            self.texts.push(None);
+        }
+    }
+
+    fn push_added(&mut self, id: u32, range: (usize, usize), text: &str) {
+        self.ids.push(id);
+        if let Some(o) = self.offsets.as_mut() {
+            o.push(range);
+            self.texts.push(Some(text.to_string()));
         }
     }
 }
@@ -153,8 +164,8 @@ impl Tokenizer {
     }
 
     pub fn id_to_token(&self, id: u32) -> Option<String> {
-        if let Some(t) = self.added.get(id) {
-            return Some(t.content.clone());
+        if let Some(t) = self.added.token_str(id) {
+            return Some(t.to_string());
         }
         self.model.id_to_bytes(id).map(|b| self.model.token_string(b))
     }
@@ -201,7 +212,7 @@ impl Tokenizer {
             if self.added.split_normalized(&ns.text, allowed, &mut segs)? && segs.len() != 1 {
                 for seg in segs {
                     match seg {
-                        Segment::Token(id, a, b) => sink.push(id, ns.original_range(a, b)),
+                        Segment::Token(id, a, b) => sink.push_added(id, ns.original_range(a, b), &ns.text[a..b]),
                         Segment::Text(a, b) => self.encode_normalized(ns.slice(a, b), sink)?,
                     }
                 }
@@ -243,7 +254,7 @@ impl Tokenizer {
         self.added.split_raw(text, allowed, &mut segs)?;
         for seg in segs {
             match seg {
-                Segment::Token(id, a, b) => sink.push(id, (a, b)),
+                Segment::Token(id, a, b) => sink.push_added(id, (a, b), &text[a..b]),
                 Segment::Text(a, b) => self.encode_text(&text[a..b], a, allowed, sink)?,
             }
         }
@@ -266,6 +277,7 @@ impl Tokenizer {
             &mut Sink {
                 ids: &mut ids,
                 offsets: None,
+                texts: Vec::new(),
             },
         )?;
         if add_special_tokens {
@@ -276,6 +288,7 @@ impl Tokenizer {
                         offsets: vec![(0, 0); ids.len()],
                         special_mask: vec![0; ids.len()],
                         spaces: vec![(0, 0); ids.len()],
+                        tokens: Vec::new(),
                         ids,
                     };
                     return Ok(pp.process(e, None, true)?.0.ids);
@@ -288,14 +301,19 @@ impl Tokenizer {
     fn encode_one_full(&self, text: &str, allowed: &Allowed, type_id: u32) -> Result<Encoding> {
         let mut ids = Vec::new();
         let mut offs = Vec::new();
-        self.encode_into(
-            text,
-            allowed,
-            &mut Sink {
-                ids: &mut ids,
-                offsets: Some(&mut offs),
-            },
-        )?;
+        let mut sink = Sink {
+            ids: &mut ids,
+            offsets: Some(&mut offs),
+            texts: Vec::new(),
+        };
+        self.encode_into(text, allowed, &mut sink)?;
+        let texts = std::mem::take(&mut sink.texts);
+        // token strings: the matched text of added tokens, the vocabulary string otherwise
+        let tokens: Vec<String> = texts
+            .into_iter()
+            .zip(&ids)
+            .map(|(t, &id)| t.unwrap_or_else(|| self.id_to_token(id).unwrap_or_default()))
+            .collect();
         // byte offsets -> character offsets
         let mut char_of = vec![0usize; text.len() + 1];
         let mut n = 0;
@@ -326,6 +344,7 @@ impl Tokenizer {
             special_mask: vec![0; ids.len()],
             offsets,
             spaces,
+            tokens,
             ids,
         })
     }
@@ -370,7 +389,7 @@ impl Tokenizer {
         for &id in ids {
             if let Some(t) = self.added.get(id) {
                 if !(skip_special && t.special) {
-                    tokens.push(t.content.clone());
+                    tokens.push(self.added.token_str(id).unwrap_or(&t.content).to_string());
                 }
             } else {
                 let b = self.model.id_to_bytes(id).ok_or(Error::UnknownId(id))?;
@@ -387,9 +406,10 @@ impl Tokenizer {
             for &id in ids {
                 if let Some(t) = self.added.get(id) {
                     if !(skip_special && t.special) {
-                        match crate::bytelevel::string_to_bytes(&t.content) {
+                        let content = self.added.token_str(id).unwrap_or(&t.content);
+                        match crate::bytelevel::string_to_bytes(content) {
                             Some(b) => bytes.extend(b),
-                            None => bytes.extend_from_slice(t.content.as_bytes()),
+                            None => bytes.extend_from_slice(content.as_bytes()),
                         }
                     }
                 } else {

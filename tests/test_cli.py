@@ -72,6 +72,7 @@ def test_train_prints_trace_progress_and_saves(corpus, tmp_path, capsys):
     assert f"saved {saved}" in stdout
     assert (tmp_path / "vm" / "vocab.json").is_file()
     assert (tmp_path / "vm" / "merges.txt").is_file()
+    assert "note: vocab.json + merges.txt cannot record the 'gpt4' pre-tokenizer" in stderr
     tok = ts.load(saved)
     assert tok.vocab_size == 350
     assert tok.special_tokens == {"<|endoftext|>": 349}
@@ -163,7 +164,7 @@ def test_show_ids_partial_bytes_and_color(tok_path, capsys):
     drawn = stdout.split("\n")[0]
     ids = tok.encode("the integers 分词")
     assert [int(x.split("|")[-1]) for x in drawn.strip("[]").split("][")] == ids
-    assert drawn.startswith(f"[the|{ids[0]}]")
+    assert drawn.startswith(f"[{tok.decode(ids[:1])}|{ids[0]}]")
     # the corpus has no Chinese: its characters fall apart into UTF-8 bytes
     assert "<0xE5>" in stdout and "<0x88>" in stdout
     code, stdout, _ = run(capsys, "encode", str(tok_path), "the pieces", "--show",
@@ -289,6 +290,20 @@ def test_non_utf8_corpus(tmp_path, capsys, monkeypatch):
     assert code == 2 and "<stdin>" in stderr and "byte offset 6" in stderr
 
 
+def test_stdin_corpus_blocks(monkeypatch):
+    monkeypatch.setattr(cli, "_STDIN_BLOCK", 5)  # force many small reads
+    text = "abc défg\nhijklmnop 分词器 qr\n\nstu"
+    set_stdin(monkeypatch, text)
+    blocks = list(cli._stdin_blocks("strict"))
+    assert "".join(blocks) == text and len(blocks) > 1
+    assert all(b.endswith("\n") for b in blocks[:-1])
+    set_stdin(monkeypatch, text.encode("utf-8") + b"\xff")
+    with pytest.raises(ts.CorpusEncodingError, match="byte offset 37"):
+        list(cli._stdin_blocks("strict"))
+    set_stdin(monkeypatch, b"ab\xffcd\n")
+    assert list(cli._stdin_blocks("skip")) == ["abcd\n"]
+
+
 def test_bad_regex(corpus, tmp_path, capsys):
     code, _, stderr = run(capsys, "train", str(corpus), "--vocab-size", "300", "--pattern", "(",
                           "--out", str(tmp_path / "t.json"))
@@ -300,6 +315,9 @@ def test_bad_vocab_size_and_bad_ids(corpus, tok_path, tmp_path, capsys):
     code, _, stderr = run(capsys, "train", str(corpus), "--vocab-size", "10",
                           "--out", str(tmp_path / "t.json"))
     assert code == 2 and "257" in stderr
+    code, _, stderr = run(capsys, "train", str(corpus), "--vocab-size", "300",
+                          "--end-of-word-suffix", "</w>", "--out", str(tmp_path / "t.json"))
+    assert code == 2 and "--char-level" in stderr
     code, _, stderr = run(capsys, "decode", str(tok_path), "12", "x")
     assert code == 2 and "not a token id: 'x'" in stderr
     code, _, stderr = run(capsys, "decode", str(tok_path), "123456789")

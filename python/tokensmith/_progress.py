@@ -9,7 +9,9 @@ from typing import TextIO
 
 def _fmt_time(s: float) -> str:
     s = max(0, int(s))
-    return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60}:{s % 60:02d}"
+    if s >= 3600:
+        return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
+    return f"{s // 60}:{s % 60:02d}"
 
 
 class Progress:
@@ -23,16 +25,20 @@ class Progress:
         self.start = time.monotonic()
         self.last_print = 0.0
         self.last_pct = -1
+        self.last_done = -1
 
-    def update(self, done: int) -> None:
+    def update(self, done: int, force: bool = False) -> None:
+        if done == self.last_done:
+            return
         now = time.monotonic()
         pct = int(100 * done / self.total)
-        if self.tty:
-            if now - self.last_print < 0.1 and done < self.total:
+        if not force:
+            if self.tty:
+                if now - self.last_print < 0.1 and done < self.total:
+                    return
+            elif pct < self.last_pct + 10 and done < self.total:
                 return
-        elif pct < self.last_pct + 10 and done < self.total:
-            return
-        self.last_print, self.last_pct = now, pct
+        self.last_print, self.last_pct, self.last_done = now, pct, done
         elapsed = now - self.start
         eta = elapsed / done * (self.total - done) if done else 0.0
         width = 30
@@ -48,7 +54,10 @@ class Progress:
             self.stream.write(line + "\n")
         self.stream.flush()
 
-    def close(self) -> None:
+    def close(self, done: int | None = None) -> None:
+        """Draw the final state (``done`` may stop short of the total) and end the line."""
+        if done is not None:
+            self.update(done, force=True)
         if self.tty:
             self.stream.write("\n")
             self.stream.flush()

@@ -112,30 +112,31 @@ def _stdin_blocks(errors: str) -> Iterator[str]:
             yield "".join(lines)
     handler = {"strict": "strict", "replace": "replace", "skip": "ignore"}[errors]
     offset = 0
-    rest = b""
+    pending: list[bytes] = []  # bytes after the last newline seen, not yet decoded
     while True:
         chunk = buf.read(_STDIN_BLOCK)
-        data = rest + chunk
-        if not chunk:
-            cut = len(data)
-        else:
-            cut = data.rfind(b"\n") + 1
-            if cut == 0:
-                rest = data
+        if chunk:
+            nl = chunk.rfind(b"\n")
+            if nl < 0:
+                pending.append(chunk)
                 continue
-        if cut:
+            data = b"".join(pending) + chunk[: nl + 1]
+            pending = [chunk[nl + 1 :]]
+        else:
+            data = b"".join(pending)
+        if data:
             try:
-                yield data[:cut].decode("utf-8", handler)
+                text = data.decode("utf-8", handler)
             except UnicodeDecodeError as e:
                 raise CorpusEncodingError(
                     f"<stdin>: invalid UTF-8 at byte offset {offset + e.start}",
                     "<stdin>",
                     offset + e.start,
                 ) from None
+            offset += len(data)
+            yield text
         if not chunk:
             return
-        offset += cut
-        rest = data[cut:]
 
 
 def _shown(path: Path) -> str:
@@ -191,10 +192,10 @@ def _display_options(args: argparse.Namespace, stream: TextIO) -> dict[str, Any]
     }
 
 
-def _visible(data: bytes | str, escapes: str = "symbols") -> str:
+def _visible(data: bytes | str) -> str:
     from .display import escape
 
-    return "".join(txt for txt, _ in escape(data, escapes))  # type: ignore[arg-type]
+    return "".join(txt for txt, _ in escape(data))
 
 
 # ------------------------------------------------------------------ commands
@@ -203,6 +204,11 @@ def _visible(data: bytes | str, escapes: str = "symbols") -> str:
 def cmd_train(args: argparse.Namespace) -> int:
     from . import train
 
+    if not args.char_level:
+        for flag, value in (("--end-of-word-suffix", args.end_of_word_suffix),
+                            ("--limit-alphabet", args.limit_alphabet)):
+            if value is not None:
+                raise CommandError(f"{flag} applies to character-level BPE: add --char-level")
     target = _tokenizer_path(args.out)
     _check_writable(target)
     sources = list(dict.fromkeys(args.files))
@@ -246,6 +252,13 @@ def cmd_train(args: argparse.Namespace) -> int:
     if args.vocab_merges:
         for path in tok.save_vocab_merges(args.vocab_merges):
             print(f"saved {_shown(path)}")
+        gpt2 = patterns.resolve(args.pattern) == patterns.GPT2
+        if verbose and (args.char_level or not gpt2):
+            what = ("character-level BPE" if args.char_level
+                    else f"the {args.pattern!r} pre-tokenizer pattern")
+            print(f"note: vocab.json + merges.txt cannot record {what}; readers of that pair "
+                  f"assume GPT-2's byte-level BPE. For identical encodings load "
+                  f"{_shown(saved)}", file=sys.stderr)
     if verbose:
         print(f"try it: tokensmith encode {shlex.quote(_shown(saved))} --show 'hello world'")
     return EXIT_OK
@@ -485,9 +498,9 @@ FILES may be files, folders (read recursively), globs ('data/**/*.txt'),
 
 _ENCODE_EPILOG = """\
 examples:
-  tokensmith encode tok.json "Hello, world!"            # 9906 11 1917 0
-  tokensmith encode tok.json "Hello, world!" --show     # [Hello][,][␣world][!]
-  tokensmith encode tok.json "Hello, world!" --ids      # [Hello|9906][,|11][␣world|1917][!|0]
+  tokensmith encode tok.json "Hello, world!"            # the ids, e.g. 9906 11 1917 0
+  tokensmith encode tok.json "Hello, world!" --show     # e.g. [Hello][,][␣world][!]
+  tokensmith encode tok.json "Hello, world!" --ids      # e.g. [Hello|9906][,|11][␣world|1917][!|0]
   tokensmith encode tok.json --file notes.txt --show --no-color
   echo -n "piped text" | tokensmith encode tok.json
   tokensmith encode tok.json "a<|endoftext|>b" --allow-special

@@ -66,20 +66,21 @@ def _blocks(path: Path, errors: str) -> Iterator[str]:
     """Decompressed text of ``path`` in blocks cut after a newline."""
     opener: Any = _OPENERS[path.suffix.lower()]
     offset = 0
-    rest = b""
+    pending: list[bytes] = []  # chunks without a newline yet (joined once, not repeatedly)
     with opener(path, "rb") as f:
         while True:
             chunk = f.read(_BLOCK)
             if not chunk:
                 break
-            data = rest + chunk
-            cut = data.rfind(b"\n") + 1
+            cut = chunk.rfind(b"\n") + 1
             if cut == 0:
-                rest = data
+                pending.append(chunk)
                 continue
-            yield _decode(data[:cut], errors, path, offset)
-            offset += cut
-            rest = data[cut:]
+            data = b"".join(pending) + chunk[:cut]
+            pending = [chunk[cut:]]
+            yield _decode(data, errors, path, offset)
+            offset += len(data)
+    rest = b"".join(pending)
     if rest:
         yield _decode(rest, errors, path, offset)
 
@@ -144,4 +145,6 @@ def _feed(counter: Any, batch: list[str]) -> None:
         counter.feed(batch)
     except UnicodeEncodeError:
         # lone surrogates cannot be UTF-8: they become U+FFFD, as in encode()
-        counter.feed([t.encode("utf-16", "surrogatepass").decode("utf-16", "replace") for t in batch])
+        counter.feed(
+            [t.encode("utf-16", "surrogatepass").decode("utf-16", "replace") for t in batch]
+        )

@@ -93,7 +93,8 @@ class Tokenizer:
         try:
             return fn(text, *args)
         except UnicodeEncodeError:
-            return fn(_clean(text), *args)
+            cleaned = [_clean(t) for t in text] if isinstance(text, list) else _clean(text)
+            return fn(cleaned, *args)
         except DisallowedSpecialTokenError as e:
             raise DisallowedSpecialTokenError(e.token) from None
 
@@ -162,7 +163,7 @@ class Tokenizer:
         """Ids, token strings, character offsets, type ids and masks."""
         allowed, permitted = self._policy(allowed_special, disallowed_special)
 
-        def run(t: str) -> tuple[list[int], list[int], list[tuple[int, int]], list[int]]:
+        def run(t: str) -> tuple[list[int], list[int], list[tuple[int, int]], list[int], list[str]]:
             p = pair
             try:
                 return self._core.encode_full(t, p, allowed, permitted, add_special_tokens)
@@ -171,10 +172,9 @@ class Tokenizer:
                 return self._core.encode_full(_clean(t), p, allowed, permitted, add_special_tokens)
 
         try:
-            ids, type_ids, offsets, mask = run(text)
+            ids, type_ids, offsets, mask, tokens = run(text)
         except DisallowedSpecialTokenError as e:
             raise DisallowedSpecialTokenError(e.token) from None
-        tokens = [self._core.id_to_token(i) or "" for i in ids]
         return Encoding(
             ids=ids,
             tokens=tokens,

@@ -23,8 +23,12 @@ __all__ = ["train", "train_bpe", "format_merge"]
 
 def format_merge(index: int, left: bytes, right: bytes, new_id: int, count: int) -> str:
     """One line of the training trace: ``merge 0: (b' ', b't') -> 256 ' t' (count 50)``."""
-    merged = (left + right).decode("utf-8", errors="backslashreplace")
-    return f"merge {index}: ({left!r}, {right!r}) -> {new_id} {merged!r} (count {count})"
+    raw = left + right
+    try:
+        merged = repr(raw.decode("utf-8"))
+    except UnicodeDecodeError:  # part of a multi-byte character: show the bytes
+        merged = repr(raw)
+    return f"merge {index}: ({left!r}, {right!r}) -> {new_id} {merged} (count {count})"
 
 
 def _check_pattern(pattern: str) -> str:
@@ -206,7 +210,7 @@ def train_bpe(
         on_event if (verbose or callback or show_bar) else None,
     )
     if bar is not None:
-        bar.close()
+        bar.close(len(trained.merges()))
     base = trained.alphabet_size + len(trained.merges())
     added = [
         {"id": base + i, "content": s, "single_word": False, "lstrip": False, "rstrip": False,

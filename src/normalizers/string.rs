@@ -18,9 +18,14 @@ impl NormalizedString {
         }
     }
 
+    /// Original byte range of byte `i`: the whole character it belongs to, as
+    /// `tokenizers` aligns them.
     fn align_of(&self, i: usize) -> (usize, usize) {
         match &self.align {
-            None => (self.base + i, self.base + i + 1),
+            None => {
+                let (s, e) = char_span(&self.text, i);
+                (self.base + s, self.base + e)
+            }
             Some(a) => {
                 let (s, e) = a[i];
                 (s as usize, e as usize)
@@ -46,8 +51,8 @@ impl NormalizedString {
 
     /// Replace byte ranges of the text. `chunks` are `(start, end, replacement)`,
     /// sorted and non-overlapping; bytes outside every chunk stay as they are.
-    /// Replacement bytes take the original range of the bytes they replace
-    /// (an insertion takes that of the character that follows it).
+    /// Replacement bytes take the original range of the last character they
+    /// replace (an insertion takes that of the character that follows it).
     pub fn transform(&mut self, chunks: Vec<(usize, usize, String)>) {
         if chunks.is_empty() {
             return;
@@ -64,7 +69,9 @@ impl NormalizedString {
             text.push_str(&self.text[pos..a]);
             if !rep.is_empty() {
                 let (s, e) = if a < b {
-                    (self.align_of(a).0, self.align_of(b - 1).1)
+                    // as `tokenizers` does, a replacement takes the span of the
+                    // last character it replaces
+                    self.align_of(b - 1)
                 } else if a < old_len {
                     // insertion: take the span of the following character
                     let ch = self.text[a..].chars().next().map_or(1, |c| c.len_utf8());
@@ -113,4 +120,88 @@ impl NormalizedString {
             },
         }
     }
+}
+
+impl NormalizedString {
+    /// Rewrite the whole text from a list of `(char, change)`, with the
+    /// alignment rules of `tokenizers`: `change == 0` replaces the next
+    /// character (and takes its alignment), `change == -n` also drops the `n`
+    /// characters after it, `change == 1` inserts a character that takes the
+    /// alignment of the byte before it. `initial_removed` characters are
+    /// dropped from the start.
+    pub fn transform_changes(&mut self, dest: &[(char, isize)], initial_removed: usize) {
+        let old = std::mem::take(&mut self.text);
+        let mut chars = old.char_indices().map(|(i, c)| (i, c.len_utf8()));
+        let mut offset = 0usize;
+        for _ in 0..initial_removed {
+            if let Some((_, l)) = chars.next() {
+                offset += l;
+            }
+        }
+        let mut text = String::with_capacity(old.len());
+        let mut align: Vec<(u32, u32)> = Vec::with_capacity(old.len());
+        // alignment of byte i of the old text
+        let old_align = |i: usize| -> (u32, u32) {
+            match &self.align {
+                None => {
+                    let (s, e) = char_span(&old, i);
+                    ((self.base + s) as u32, (self.base + e) as u32)
+                }
+                Some(a) => a[i],
+            }
+        };
+        for &(c, change) in dest {
+            let a = if change > 0 {
+                if offset == 0 {
+                    (self.base as u32, self.base as u32)
+                } else {
+                    old_align(offset - 1)
+                }
+            } else if offset < old.len() {
+                old_align(offset)
+            } else if offset > 0 {
+                let (_, e) = old_align(offset - 1);
+                (e, e)
+            } else {
+                (self.base as u32, self.base as u32)
+            };
+            if change <= 0 {
+                if let Some((_, l)) = chars.next() {
+                    offset += l;
+                }
+            }
+            if change < 0 {
+                for _ in 0..(-change) {
+                    if let Some((_, l)) = chars.next() {
+                        offset += l;
+                    }
+                }
+            }
+            text.push(c);
+            align.extend(std::iter::repeat_n(a, c.len_utf8()));
+        }
+        if text.is_empty() {
+            let p = if old.is_empty() {
+                self.base
+            } else {
+                old_align(old.len() - 1).1 as usize
+            };
+            self.base = p;
+            self.align = None;
+        } else {
+            self.align = Some(align);
+        }
+        self.text = text;
+    }
+}
+
+/// Byte range of the character that contains byte `i` of `text`.
+fn char_span(text: &str, i: usize) -> (usize, usize) {
+    let b = text.as_bytes();
+    let mut s = i.min(b.len());
+    while s > 0 && s < b.len() && (b[s] & 0xC0) == 0x80 {
+        s -= 1;
+    }
+    let len = text[s..].chars().next().map_or(1, char::len_utf8);
+    (s, s + len)
 }

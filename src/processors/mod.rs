@@ -13,6 +13,8 @@ pub struct Encoding {
     pub special_mask: Vec<u8>,
     /// Leading/trailing whitespace of each token, for offset trimming.
     pub spaces: Vec<(u32, u32)>,
+    /// Token strings (empty on the ids-only path).
+    pub tokens: Vec<String>,
 }
 
 impl Encoding {
@@ -25,8 +27,10 @@ impl Encoding {
         self.offsets.extend(other.offsets);
         self.special_mask.extend(other.special_mask);
         self.spaces.extend(other.spaces);
+        self.tokens.extend(other.tokens);
     }
-    fn push_special(&mut self, id: u32, type_id: u32) {
+    fn push_special(&mut self, id: u32, type_id: u32, token: &str) {
+        self.tokens.push(token.to_string());
         self.ids.push(id);
         self.type_ids.push(type_id);
         self.offsets.push((0, 0));
@@ -188,8 +192,8 @@ impl PostProcess for PostProcessor {
                     match piece {
                         TemplatePiece::SpecialToken { id, type_id } => {
                             if let Some(def) = special_tokens.get(id) {
-                                for &i in &def.ids {
-                                    out.push_special(i, *type_id);
+                                for (k, &i) in def.ids.iter().enumerate() {
+                                    out.push_special(i, *type_id, def.tokens.get(k).map_or("", |t| t.as_str()));
                                 }
                             }
                         }

@@ -34,7 +34,9 @@ def load_path(path: str | os.PathLike[str]) -> Tokenizer:
         if name == "vocab.json" or name.endswith("-vocab.json"):
             merges = p.with_name(p.name[: -len("vocab.json")] + "merges.txt")
             if not merges.is_file():
-                raise TokenizerFormatError(f"{p}: a vocab.json needs its merges.txt beside it ({merges})")
+                raise TokenizerFormatError(
+                    f"{p}: a vocab.json needs its merges.txt beside it ({merges})"
+                )
             return gpt2.load_vocab_merges(p, merges)
         return hf_json.load(p)
     if name.endswith(".txt") and "merges" in name:
