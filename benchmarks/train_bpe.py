@@ -275,7 +275,7 @@ def main(argv: list[str] | None = None) -> int:
     if load_before >= 0.5 and not args.json:
         print(
             f"note: 1-minute load average is {load_before:.2f}: other processes are using the "
-            f"CPU, timings may be noisy (try --repeat 3)",
+            f"CPU, timings may be noisy" + (" (try --repeat 3)" if args.repeat < 3 else ""),
             file=sys.stderr,
         )
     with tempfile.TemporaryDirectory(prefix="tokensmith-bench-") as tmp:
