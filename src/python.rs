@@ -109,6 +109,26 @@ impl Tokenizer {
         Ok(Tokenizer { inner: Arc::new(t) })
     }
 
+    /// Build from a tiktoken rank file (its bytes), a split regex and special tokens.
+    #[staticmethod]
+    fn from_tiktoken(py: Python<'_>, data: &[u8], pattern: &str, specials: Vec<(String, u32)>) -> PyResult<Self> {
+        let t = py
+            .allow_threads(|| CoreTokenizer::from_tiktoken(data, pattern, &specials))
+            .map_err(err)?;
+        Ok(Tokenizer { inner: Arc::new(t) })
+    }
+
+    /// The model as tiktoken rank-file text (raises when it cannot be exact).
+    fn to_tiktoken(&self, py: Python<'_>) -> PyResult<String> {
+        let t = self.inner.clone();
+        py.allow_threads(move || t.to_tiktoken()).map_err(err)
+    }
+
+    /// The split regex, when the pre-tokenizer is one regex split.
+    fn split_regex(&self) -> Option<String> {
+        self.inner.split_regex()
+    }
+
     #[pyo3(signature = (pretty=true))]
     fn to_json(&self, py: Python<'_>, pretty: bool) -> PyResult<String> {
         let t = self.inner.clone();

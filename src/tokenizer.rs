@@ -128,6 +128,132 @@ impl Tokenizer {
         Ok(t)
     }
 
+    /// A tokenizer from a tiktoken rank file, its split pattern and special tokens.
+    pub fn from_tiktoken(data: &[u8], pattern: &str, specials: &[(String, u32)]) -> Result<Self> {
+        use crate::models::bpe::tiktoken;
+        let ranks = tiktoken::parse(data)?;
+        let n = ranks.len() as u32;
+        let mut model = Bpe::from_ranks(ranks)?;
+        if let Some(b) = (0..=255u8).find(|b| model.token_to_id(&[*b]).is_none()) {
+            return Err(Error::Format(format!(
+                "the single byte 0x{b:02X} has no rank: a tiktoken file must give every byte a rank"
+            )));
+        }
+        let mut added = Vec::with_capacity(specials.len());
+        for (content, id) in specials {
+            if *id < n {
+                return Err(Error::Config(format!(
+                    "special token {content:?} has id {id}, which is already the rank of a token (ranks go up to {})",
+                    n - 1
+                )));
+            }
+            model.push_token(content.as_bytes(), *id);
+            added.push(AddedToken {
+                id: *id,
+                content: content.clone(),
+                single_word: false,
+                lstrip: false,
+                rstrip: false,
+                normalized: false,
+                special: true,
+            });
+        }
+        let pre = PreTokenizer::Sequence {
+            pretokenizers: vec![
+                PreTokenizer::Split {
+                    pattern: crate::pattern::Pattern::regex(pattern)?,
+                    behavior: crate::pre_tokenizers::SplitBehavior::Isolated,
+                    invert: false,
+                },
+                PreTokenizer::ByteLevel {
+                    add_prefix_space: false,
+                    trim_offsets: true,
+                    use_regex: false,
+                },
+            ],
+        };
+        let decoder = Decoder::ByteLevel {
+            add_prefix_space: true,
+            trim_offsets: true,
+            use_regex: true,
+        };
+        Tokenizer::new(None, Some(pre), model, None, Some(decoder), added)
+    }
+
+    /// The model as a tiktoken rank file, when it encodes exactly as tiktoken
+    /// would (whole-piece lookup, implied merges, ids as ranks).
+    pub fn to_tiktoken(&self) -> Result<String> {
+        use base64::Engine as _;
+        if self.normalizer.is_some() {
+            return Err(Error::Unsupported(
+                "a tiktoken file has no normalizer; this tokenizer normalizes text, save it as tokenizer.json".into(),
+            ));
+        }
+        let added = &self.added;
+        let exclude = |id: u32| added.get(id).is_some();
+        if !self.model.is_rank_equivalent(&exclude) {
+            return Err(Error::Unsupported(
+                "this BPE model merges by an explicit merge list, which a tiktoken rank file cannot express \
+                 exactly (tiktoken merges any two tokens whose concatenation is a token, lowest rank first, \
+                 and looks whole pieces up first); save it as tokenizer.json"
+                    .into(),
+            ));
+        }
+        let mut s = String::with_capacity(self.model.vocab_len() * 12);
+        for (id, tok) in self.model.vocab_iter() {
+            if exclude(id) {
+                continue;
+            }
+            s.push_str(&base64::engine::general_purpose::STANDARD.encode(tok));
+            s.push(' ');
+            s.push_str(&id.to_string());
+            s.push('\n');
+        }
+        Ok(s)
+    }
+
+    /// The split regex when the pre-tokenizer is a single regex split
+    /// (plus byte-level mapping), as tiktoken encodings have.
+    pub fn split_regex(&self) -> Option<String> {
+        use crate::pattern::Pattern;
+        use crate::pre_tokenizers::SplitBehavior;
+        let regex_of = |p: &PreTokenizer| match p {
+            PreTokenizer::Split {
+                pattern: Pattern::Regex { source, .. },
+                behavior: SplitBehavior::Isolated,
+                invert: false,
+            } => Some(source.clone()),
+            PreTokenizer::ByteLevel {
+                use_regex: true,
+                add_prefix_space: false,
+                ..
+            } => Some(crate::pre_tokenizers::GPT2_PATTERN.to_string()),
+            _ => None,
+        };
+        match self.pre_tokenizer.as_ref()? {
+            PreTokenizer::Sequence { pretokenizers } => {
+                let mut found = None;
+                for p in pretokenizers {
+                    match p {
+                        PreTokenizer::ByteLevel {
+                            use_regex: false,
+                            add_prefix_space: false,
+                            ..
+                        } => {}
+                        other => {
+                            if found.is_some() {
+                                return None;
+                            }
+                            found = Some(regex_of(other)?);
+                        }
+                    }
+                }
+                found
+            }
+            other => regex_of(other),
+        }
+    }
+
     pub fn to_json(&self, pretty: bool) -> Result<String> {
         let ser = |v: &dyn erased::Ser| v.to_value();
         let mut root = Map::new();

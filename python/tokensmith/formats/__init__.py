@@ -39,11 +39,25 @@ def load_path(path: str | os.PathLike[str]) -> Tokenizer:
                 )
             return gpt2.load_vocab_merges(p, merges)
         return hf_json.load(p)
+    if name.endswith(".tiktoken"):
+        from .. import pretrained
+        from . import tiktoken
+
+        known = pretrained.encoding_for_file(p)
+        if known is None:
+            raise TokenizerFormatError(
+                f"{p}: a .tiktoken file holds only ranks; say which split pattern and special "
+                f"tokens go with it: tokensmith.formats.tiktoken.load(path, pattern=..., "
+                f"special_tokens={{...}}), or name the file after a known encoding "
+                f"({', '.join(pretrained.ENCODINGS)})"
+            )
+        return tiktoken.load(p, pattern=known.pattern, special_tokens=known.special_tokens)
     if name.endswith(".txt") and "merges" in name:
         vocab = p.with_name(p.name.replace("merges.txt", "vocab.json"))
         return gpt2.load_vocab_merges(vocab, p)
     raise UnsupportedComponentError(
-        f"{p}: tokensmith reads tokenizer.json and vocab.json + merges.txt in this version; "
+        f"{p}: tokensmith reads tokenizer.json, *.tiktoken and vocab.json + merges.txt in this "
+        f"version; "
         f"convert the file with the library that wrote it, or load its tokenizer.json"
     )
 
@@ -55,9 +69,13 @@ def save_path(tok: Tokenizer, path: str | os.PathLike[str], *, pretty: bool = Tr
     p = Path(path)
     if p.is_dir() or str(path).endswith(os.sep):
         p = p / "tokenizer.json"
+    if p.suffix.lower() == ".tiktoken":
+        from . import tiktoken
+
+        return tiktoken.save(tok, p)
     if p.suffix.lower() != ".json":
         raise UnsupportedComponentError(
-            f"{p}: save to a .json path (tokenizer.json) or a folder; "
+            f"{p}: save to a .json path (tokenizer.json), a .tiktoken path, or a folder; "
             f"for vocab.json + merges.txt use save_vocab_merges()"
         )
     return hf_json.save(tok, p, pretty=pretty)

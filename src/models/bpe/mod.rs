@@ -6,6 +6,7 @@
 
 mod merge;
 mod serde_impl;
+pub mod tiktoken;
 
 use crate::models::Model;
 use rustc_hash::FxHashMap;
@@ -134,15 +135,11 @@ impl Bpe {
             ..BpeOptions::default()
         };
         let mut bpe = Bpe::new(vocab, &[], opts)?;
-        let mut merges = FxHashMap::default();
-        for (tok, &id) in &bpe.vocab {
-            for cut in 1..tok.len() {
-                if let (Some(&a), Some(&b)) = (bpe.vocab.get(&tok[..cut]), bpe.vocab.get(&tok[cut..])) {
-                    merges.insert((a, b), (id, id));
-                }
-            }
-        }
-        bpe.merges = merges;
+        bpe.merges = bpe
+            .implied_merges(&|_| false)
+            .into_iter()
+            .map(|(pair, id)| (pair, (id, id)))
+            .collect();
         Ok(bpe)
     }
 
@@ -185,6 +182,52 @@ impl Bpe {
             fallback_ids,
             cache: RwLock::new(FxHashMap::default()),
         }
+    }
+
+    /// Every `(a, b)` whose concatenation is a token, mapped to that token:
+    /// the merges that a rank file (tiktoken) implies.
+    fn implied_merges(&self, exclude: &dyn Fn(u32) -> bool) -> FxHashMap<(u32, u32), u32> {
+        let mut merges = FxHashMap::default();
+        for (tok, &id) in &self.vocab {
+            if exclude(id) {
+                continue;
+            }
+            for cut in 1..tok.len() {
+                if let (Some(&a), Some(&b)) = (self.vocab.get(&tok[..cut]), self.vocab.get(&tok[cut..])) {
+                    if !exclude(a) && !exclude(b) {
+                        merges.insert((a, b), id);
+                    }
+                }
+            }
+        }
+        merges
+    }
+
+    /// Whether this model encodes exactly as tiktoken would with ids as ranks:
+    /// whole-piece lookup first, every implied pair a merge, merge order = id order.
+    pub fn is_rank_equivalent(&self, exclude: &dyn Fn(u32) -> bool) -> bool {
+        if !self.ignore_merges || !self.byte_level || self.dropout.is_some_and(|d| d > 0.0) {
+            return false;
+        }
+        if self.continuing_subword_prefix.is_some()
+            || self.end_of_word_suffix.is_some()
+            || self.byte_ids.contains(&NONE)
+        {
+            return false;
+        }
+        let implied = self.implied_merges(exclude);
+        if implied.len() != self.merges.len() {
+            return false;
+        }
+        let mut by_rank: Vec<(u32, u32)> = Vec::with_capacity(self.merges.len());
+        for (pair, &(rank, new_id)) in &self.merges {
+            if implied.get(pair) != Some(&new_id) {
+                return false;
+            }
+            by_rank.push((rank, new_id));
+        }
+        by_rank.sort_unstable();
+        by_rank.windows(2).all(|w| w[0].1 <= w[1].1)
     }
 
     /// Merges as `(left, right)` ids in rank order.
