@@ -70,7 +70,11 @@ enum PatternDef {
 /// form so both engines agree.
 pub fn compile_regex(source: &str) -> Result<Engine> {
     if let Some((fast, give_back)) = known_fast(source) {
-        if let Ok(re) = regex::Regex::new(&fast) {
+        if let Ok(re) = regex::RegexBuilder::new(&fast)
+            .dfa_size_limit(256 << 20)
+            .size_limit(64 << 20)
+            .build()
+        {
             return Ok(Engine::Fast { re, give_back });
         }
     }
