@@ -20,8 +20,57 @@ pub enum Pattern {
 /// the adversarial strings through both engines.
 #[derive(Debug)]
 pub enum Engine {
-    Fast { re: regex::Regex, give_back: GiveBack },
+    Fast {
+        re: regex::Regex,
+        dfa: Box<AnchoredDfa>,
+        give_back: GiveBack,
+    },
     Fancy(fancy_regex::Regex),
+}
+
+/// A lazy DFA run anchored at the current position: these patterns cover
+/// every character, so a match starts where the previous one ended and one
+/// forward pass finds its end (the general regex needs a second, reverse
+/// pass to find the start).
+pub struct AnchoredDfa {
+    dfa: regex_automata::hybrid::dfa::DFA,
+    caches: regex_automata::util::pool::Pool<regex_automata::hybrid::dfa::Cache, CacheMaker>,
+}
+
+type CacheMaker = Box<
+    dyn Fn() -> regex_automata::hybrid::dfa::Cache + Send + Sync + std::panic::UnwindSafe + std::panic::RefUnwindSafe,
+>;
+
+impl std::fmt::Debug for AnchoredDfa {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("AnchoredDfa")
+    }
+}
+
+impl AnchoredDfa {
+    fn new(pattern: &str) -> Option<Self> {
+        use regex_automata::hybrid::dfa::DFA;
+        let dfa = DFA::builder()
+            .configure(DFA::config().cache_capacity(64 << 20))
+            .build(pattern)
+            .ok()?;
+        let for_cache = dfa.clone();
+        let maker: CacheMaker = Box::new(move || for_cache.create_cache());
+        Some(AnchoredDfa {
+            dfa,
+            caches: regex_automata::util::pool::Pool::new(maker),
+        })
+    }
+
+    /// End of the leftmost-first match that starts exactly at `pos`.
+    fn match_end(&self, text: &str, pos: usize, cache: &mut regex_automata::hybrid::dfa::Cache) -> Option<usize> {
+        use regex_automata::{Anchored, Input};
+        let input = Input::new(text).range(pos..).anchored(Anchored::Yes);
+        match self.dfa.try_search_fwd(cache, &input) {
+            Ok(Some(m)) => Some(m.offset()),
+            _ => None,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,7 +124,13 @@ pub fn compile_regex(source: &str) -> Result<Engine> {
             .size_limit(64 << 20)
             .build()
         {
-            return Ok(Engine::Fast { re, give_back });
+            if let Some(dfa) = AnchoredDfa::new(&fast) {
+                return Ok(Engine::Fast {
+                    re,
+                    dfa: Box::new(dfa),
+                    give_back,
+                });
+            }
         }
     }
     compile_fancy(source).map(Engine::Fancy)
@@ -233,11 +288,17 @@ impl Engine {
                     out.push((m.start(), m.end()));
                 }
             }
-            Engine::Fast { re, give_back } => {
+            Engine::Fast { re, dfa, give_back } => {
+                let mut cache = dfa.caches.get();
                 let mut pos = 0;
                 while pos < text.len() {
-                    let Some(m) = re.find_at(text, pos) else { break };
-                    let (s, mut e) = (m.start(), m.end());
+                    let (s, mut e) = match dfa.match_end(text, pos, &mut cache) {
+                        Some(e) if e > pos => (pos, e),
+                        _ => match re.find_at(text, pos) {
+                            Some(m) => (m.start(), m.end()),
+                            None => break,
+                        },
+                    };
                     if e < text.len() && e > s {
                         let piece = &text[s..e];
                         let mut chars = piece.chars();
