@@ -3,7 +3,7 @@
 
 use crate::added_tokens::{AddedToken, Allowed};
 use crate::error::Error;
-use crate::models::Bpe;
+use crate::models::{Bpe, Model, ModelKind};
 use crate::normalizers::Normalizer;
 use crate::pre_tokenizers::PreTokenizer;
 use crate::tokenizer::Tokenizer as CoreTokenizer;
@@ -105,7 +105,7 @@ impl Tokenizer {
         if let Some(unk) = comps.get("unk_token").and_then(|v| v.as_str()) {
             model.set_unk(unk);
         }
-        let t = CoreTokenizer::new(normalizer, pre, model, post, decoder, added).map_err(err)?;
+        let t = CoreTokenizer::new(normalizer, pre, ModelKind::Bpe(model), post, decoder, added).map_err(err)?;
         Ok(Tokenizer { inner: Arc::new(t) })
     }
 
@@ -251,12 +251,12 @@ impl Tokenizer {
 
     #[getter]
     fn byte_level(&self) -> bool {
-        self.inner.model.byte_level
+        self.inner.model.byte_level()
     }
 
     fn get_vocab<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let d = PyDict::new(py);
-        for (id, tok) in self.inner.model.vocab_iter() {
+        for (id, tok) in self.inner.model.vocab_entries() {
             d.set_item(self.inner.model.token_string(tok), id)?;
         }
         for t in &self.inner.added.tokens {
@@ -277,7 +277,9 @@ impl Tokenizer {
 
     /// Merges as pairs of token strings, in rank order.
     fn merges(&self) -> Vec<(String, String)> {
-        let m = &self.inner.model;
+        let Some(m) = self.inner.model.as_bpe() else {
+            return Vec::new();
+        };
         m.merges_in_order()
             .into_iter()
             .map(|(a, b)| (m.id_to_string(a), m.id_to_string(b)))

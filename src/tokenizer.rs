@@ -4,7 +4,7 @@
 use crate::added_tokens::{AddedToken, AddedVocabulary, Allowed, Segment};
 use crate::decoders::{Decode, Decoder};
 use crate::error::{Error, Result};
-use crate::models::{Bpe, Model};
+use crate::models::{Bpe, Model, ModelKind};
 use crate::normalizers::{Normalize, NormalizedString, Normalizer};
 use crate::pre_tokenizers::{PreTokenize, PreTokenizedString, PreTokenizer};
 use crate::processors::{Encoding, PostProcess, PostProcessor};
@@ -14,7 +14,7 @@ use serde_json::{json, Map, Value};
 pub struct Tokenizer {
     pub normalizer: Option<Normalizer>,
     pub pre_tokenizer: Option<PreTokenizer>,
-    pub model: Bpe,
+    pub model: ModelKind,
     pub post_processor: Option<PostProcessor>,
     pub decoder: Option<Decoder>,
     pub added: AddedVocabulary,
@@ -70,7 +70,7 @@ impl Tokenizer {
     pub fn new(
         normalizer: Option<Normalizer>,
         pre_tokenizer: Option<PreTokenizer>,
-        model: Bpe,
+        model: ModelKind,
         post_processor: Option<PostProcessor>,
         decoder: Option<Decoder>,
         added_tokens: Vec<AddedToken>,
@@ -109,16 +109,8 @@ impl Tokenizer {
         let post_processor: Option<PostProcessor> = component(root, "post_processor")?;
         let decoder: Option<Decoder> = component(root, "decoder")?;
         let added: Vec<AddedToken> = component(root, "added_tokens")?.unwrap_or_default();
-        let model_type = model_v.get("type").and_then(Value::as_str);
         let byte_level = pre_tokenizer.as_ref().is_some_and(|p| p.is_byte_level());
-        let model = match model_type {
-            Some("BPE") | None => Bpe::from_json(model_v, byte_level)?,
-            Some(other) => {
-                return Err(Error::Unsupported(format!(
-                    "model.type: {other:?} models are not supported yet (tokensmith reads BPE)"
-                )))
-            }
-        };
+        let model = ModelKind::from_json(model_v, byte_level)?;
         let mut t = Tokenizer::new(normalizer, pre_tokenizer, model, post_processor, decoder, added)?;
         for key in ["version", "truncation", "padding"] {
             if let Some(v) = root.get(key) {
@@ -177,7 +169,7 @@ impl Tokenizer {
             trim_offsets: true,
             use_regex: true,
         };
-        Tokenizer::new(None, Some(pre), model, None, Some(decoder), added)
+        Tokenizer::new(None, Some(pre), ModelKind::Bpe(model), None, Some(decoder), added)
     }
 
     /// The model as a tiktoken rank file, when it encodes exactly as tiktoken
@@ -191,7 +183,7 @@ impl Tokenizer {
         }
         let added = &self.added;
         let exclude = |id: u32| added.get(id).is_some();
-        if !self.model.is_rank_equivalent(&exclude) {
+        if !self.model.as_bpe().is_some_and(|m| m.is_rank_equivalent(&exclude)) {
             return Err(Error::Unsupported(
                 "this BPE model merges by an explicit merge list, which a tiktoken rank file cannot express \
                  exactly (tiktoken merges any two tokens whose concatenation is a token, lowest rank first, \
@@ -200,7 +192,7 @@ impl Tokenizer {
             ));
         }
         let mut s = String::with_capacity(self.model.vocab_len() * 12);
-        for (id, tok) in self.model.vocab_iter() {
+        for (id, tok) in self.model.vocab_entries() {
             if exclude(id) {
                 continue;
             }
@@ -308,7 +300,7 @@ impl Tokenizer {
         if let Some(id) = self.added.id_of(token) {
             return Some(id);
         }
-        if self.model.byte_level {
+        if self.model.byte_level() {
             if let Some(b) = crate::bytelevel::string_to_bytes(token) {
                 if let Some(id) = self.model.token_to_id(&b) {
                     return Some(id);
@@ -527,7 +519,7 @@ impl Tokenizer {
 
     pub fn decode(&self, ids: &[u32], skip_special: bool) -> Result<String> {
         // fast path: byte-level model with a plain ByteLevel decoder
-        if self.model.byte_level && self.decoder.as_ref().is_some_and(|d| d.is_plain_byte_level()) {
+        if self.model.byte_level() && self.decoder.as_ref().is_some_and(|d| d.is_plain_byte_level()) {
             let mut bytes = Vec::with_capacity(ids.len() * 4);
             for &id in ids {
                 if let Some(t) = self.added.get(id) {

@@ -1,15 +1,113 @@
 //! Models: turn one pre-tokenized piece into token ids.
+//!
+//! Every model stores each token as the bytes it stands for in "model space"
+//! (raw bytes for byte-level BPE, UTF-8 of the token string otherwise).
+//! Adding a model: a module implementing [`Model`], one variant in
+//! [`ModelKind`] and one arm in [`ModelKind::from_json`].
 
 pub mod bpe;
 
 pub use bpe::Bpe;
 
-/// One pipeline stage: encode a piece into `(id, byte length)` pairs that
-/// cover it in order.
+use crate::error::{Error, Result};
+use serde_json::Value;
+
+/// One pipeline stage.
 pub trait Model: Send + Sync {
+    /// Encode a piece into `(id, byte length)` pairs that cover it in order.
     fn encode_piece(&self, piece: &[u8], out: &mut Vec<(u32, u32)>);
     fn id_to_bytes(&self, id: u32) -> Option<&[u8]>;
     fn token_to_id(&self, token: &[u8]) -> Option<u32>;
     /// One more than the largest id.
     fn vocab_len(&self) -> usize;
+    /// `(id, token bytes)` for every token.
+    fn vocab_entries(&self) -> Vec<(u32, &[u8])>;
+    /// The token as `tokenizer.json` writes it.
+    fn token_string(&self, bytes: &[u8]) -> String {
+        String::from_utf8_lossy(bytes).into_owned()
+    }
+    /// Whether tokens are raw bytes in the GPT-2 byte-level alphabet.
+    fn byte_level(&self) -> bool {
+        false
+    }
+    /// The `"model"` section of `tokenizer.json`.
+    fn to_json(&self) -> Value;
+    /// Register a token (special tokens live in the model vocabulary too).
+    fn push_token(&mut self, token: &[u8], id: u32);
+    fn set_unk(&mut self, _unk: &str) {}
+}
+
+/// The registry of models, named as in `tokenizer.json`.
+pub enum ModelKind {
+    Bpe(Bpe),
+}
+
+impl ModelKind {
+    /// `byte_level`: the pre-tokenizer maps text to the byte-level alphabet.
+    pub fn from_json(model: &Value, byte_level: bool) -> Result<Self> {
+        match model.get("type").and_then(Value::as_str) {
+            Some("BPE") | None => Ok(ModelKind::Bpe(Bpe::from_json(model, byte_level)?)),
+            Some(other) => Err(Error::Unsupported(format!(
+                "model.type: {other:?} models are not supported yet (tokensmith reads BPE)"
+            ))),
+        }
+    }
+
+    fn inner(&self) -> &dyn Model {
+        match self {
+            ModelKind::Bpe(m) => m,
+        }
+    }
+
+    fn inner_mut(&mut self) -> &mut dyn Model {
+        match self {
+            ModelKind::Bpe(m) => m,
+        }
+    }
+
+    pub fn as_bpe(&self) -> Option<&Bpe> {
+        match self {
+            ModelKind::Bpe(m) => Some(m),
+        }
+    }
+
+    pub fn id_to_string(&self, id: u32) -> String {
+        self.id_to_bytes(id).map(|b| self.token_string(b)).unwrap_or_default()
+    }
+}
+
+impl Model for ModelKind {
+    #[inline]
+    fn encode_piece(&self, piece: &[u8], out: &mut Vec<(u32, u32)>) {
+        match self {
+            ModelKind::Bpe(m) => m.encode_piece(piece, out),
+        }
+    }
+    fn id_to_bytes(&self, id: u32) -> Option<&[u8]> {
+        self.inner().id_to_bytes(id)
+    }
+    fn token_to_id(&self, token: &[u8]) -> Option<u32> {
+        self.inner().token_to_id(token)
+    }
+    fn vocab_len(&self) -> usize {
+        self.inner().vocab_len()
+    }
+    fn vocab_entries(&self) -> Vec<(u32, &[u8])> {
+        self.inner().vocab_entries()
+    }
+    fn token_string(&self, bytes: &[u8]) -> String {
+        self.inner().token_string(bytes)
+    }
+    fn byte_level(&self) -> bool {
+        self.inner().byte_level()
+    }
+    fn to_json(&self) -> Value {
+        self.inner().to_json()
+    }
+    fn push_token(&mut self, token: &[u8], id: u32) {
+        self.inner_mut().push_token(token, id)
+    }
+    fn set_unk(&mut self, unk: &str) {
+        self.inner_mut().set_unk(unk)
+    }
 }

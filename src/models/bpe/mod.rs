@@ -358,6 +358,34 @@ impl Model for Bpe {
     fn vocab_len(&self) -> usize {
         self.vocab_r.len()
     }
+
+    fn vocab_entries(&self) -> Vec<(u32, &[u8])> {
+        self.vocab_iter().collect()
+    }
+
+    fn token_string(&self, bytes: &[u8]) -> String {
+        if self.byte_level {
+            crate::bytelevel::bytes_to_string(bytes)
+        } else {
+            String::from_utf8_lossy(bytes).into_owned()
+        }
+    }
+
+    fn byte_level(&self) -> bool {
+        self.byte_level
+    }
+
+    fn to_json(&self) -> serde_json::Value {
+        Bpe::to_json(self)
+    }
+
+    fn push_token(&mut self, token: &[u8], id: u32) {
+        Bpe::push_token(self, token, id)
+    }
+
+    fn set_unk(&mut self, unk: &str) {
+        Bpe::set_unk(self, unk)
+    }
 }
 
 impl Bpe {

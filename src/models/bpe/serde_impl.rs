@@ -3,6 +3,7 @@
 use super::{Bpe, BpeOptions};
 use crate::bytelevel;
 use crate::error::{Error, Result};
+use crate::models::Model;
 use serde_json::{json, Map, Value};
 
 fn token_bytes(tok: &str, byte_level: bool) -> Vec<u8> {
@@ -108,15 +109,6 @@ impl Bpe {
             dropout,
         };
         Bpe::new(v, &merges, opts)
-    }
-
-    /// The token as `tokenizer.json` writes it.
-    pub fn token_string(&self, bytes: &[u8]) -> String {
-        if self.byte_level {
-            bytelevel::bytes_to_string(bytes)
-        } else {
-            String::from_utf8_lossy(bytes).into_owned()
-        }
     }
 
     pub fn to_json(&self) -> Value {
