@@ -63,7 +63,38 @@ impl AnchoredDfa {
     }
 
     /// End of the leftmost-first match that starts exactly at `pos`.
+    ///
+    /// A hand-run loop over the lazy DFA: the patterns have no look-around
+    /// left, so the anchored start state is the same everywhere and each byte
+    /// costs one cached transition. Matches show one byte late in these DFAs.
     fn match_end(&self, text: &str, pos: usize, cache: &mut regex_automata::hybrid::dfa::Cache) -> Option<usize> {
+        use regex_automata::{Anchored, Input};
+        let bytes = text.as_bytes();
+        let input = Input::new(text).range(pos..).anchored(Anchored::Yes);
+        let mut sid = self.dfa.start_state_forward(cache, &input).ok()?;
+        let mut last = None;
+        let mut i = pos;
+        while i < bytes.len() {
+            sid = self.dfa.next_state(cache, sid, bytes[i]).ok()?;
+            if sid.is_tagged() {
+                if sid.is_match() {
+                    last = Some(i);
+                } else if sid.is_dead() {
+                    return last;
+                } else if sid.is_quit() || sid.is_unknown() {
+                    return self.slow_end(text, pos, cache);
+                }
+            }
+            i += 1;
+        }
+        sid = self.dfa.next_eoi_state(cache, sid).ok()?;
+        if sid.is_match() {
+            last = Some(bytes.len());
+        }
+        last
+    }
+
+    fn slow_end(&self, text: &str, pos: usize, cache: &mut regex_automata::hybrid::dfa::Cache) -> Option<usize> {
         use regex_automata::{Anchored, Input};
         let input = Input::new(text).range(pos..).anchored(Anchored::Yes);
         match self.dfa.try_search_fwd(cache, &input) {

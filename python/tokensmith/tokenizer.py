@@ -6,10 +6,13 @@ import os
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from . import _core
 from .errors import DisallowedSpecialTokenError, TokenizerFormatError
+
+if TYPE_CHECKING:
+    from .streaming import StreamDecoder
 
 __all__ = ["Tokenizer", "Encoding"]
 
@@ -260,6 +263,38 @@ class Tokenizer:
     def __repr__(self) -> str:
         kind = "byte-level BPE" if self.is_byte_level else "BPE"
         return f"<tokensmith.Tokenizer {kind}, {self.vocab_size} tokens>"
+
+    # -------------------------------------------------------------- streaming
+    def decode_stream(
+        self, skip_special_tokens: bool = False
+    ) -> StreamDecoder:
+        """A decoder fed one id at a time that never splits a UTF-8 character::
+
+            stream = tok.decode_stream()
+            text = "".join(stream.step(i) for i in ids) + stream.flush()  # == tok.decode(ids)
+
+        See :class:`tokensmith.streaming.StreamDecoder`.
+        """
+        from .streaming import StreamDecoder
+
+        return StreamDecoder(self, skip_special_tokens=skip_special_tokens)
+
+    def decode_single_token_bytes(self, token_id: int) -> bytes:
+        """The bytes of one token (a special token's text for special tokens).
+
+        Raises :class:`UnknownIdError` (a ``KeyError``) when the id is not in the vocabulary.
+        """
+        from .errors import UnknownIdError
+
+        try:
+            raw = self.id_to_bytes(token_id)
+        except OverflowError:
+            raw = None
+        except TypeError as e:
+            raise TokenizerFormatError(f"token ids must be integers: {e}") from None
+        if raw is None:
+            raise UnknownIdError(f"token id {token_id} is not in the vocabulary", token_id)
+        return raw
 
 
 def _as_list(ids: Sequence[int]) -> list[int]:
