@@ -56,3 +56,26 @@ def strings() -> list[str]:
         "Straße İstanbul ǅ ﬁ ℌ Ⅻ ½",
     ]
     return base + [_category_samples()]
+
+
+def every_code_point(chunk: int = 2048) -> list[str]:
+    """Every Unicode scalar value, each next to a letter, a digit and spaces, in chunks.
+
+    Within a chunk the code points follow each other in order, separated by
+    a rotating context (``a``, ``1``, `` ``, ``  ``, ``\\n``) so that every one
+    of them is tried after and before letters, digits and whitespace.
+    """
+    contexts = ["a", "1", " ", "  ", "\n", "'s ", "Z"]
+    out: list[str] = []
+    parts: list[str] = []
+    for cp in range(0x110000):
+        if 0xD800 <= cp <= 0xDFFF:
+            continue
+        parts.append(chr(cp))
+        parts.append(contexts[cp % len(contexts)])
+        if len(parts) >= 2 * chunk:
+            out.append("".join(parts))
+            parts = []
+    if parts:
+        out.append("".join(parts))
+    return out

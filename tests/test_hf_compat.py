@@ -175,7 +175,9 @@ def test_decoders(trained: ts.Tokenizer) -> None:
             assert ours.decode(ids) == hf.decode(ids)
 
 
-@pytest.mark.parametrize("name", ["gpt2", "llama3", "qwen2.5", "deepseek-v3", "mistral"])
+@pytest.mark.parametrize(
+    "name", ["gpt2", "llama3", "qwen2.5", "qwen3", "deepseek-v3", "mistral", "llama2"]
+)
 def test_reference_files(name: str) -> None:
     path = asset(name, "tokenizer.json")
     ours = ts.load(path)
