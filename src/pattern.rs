@@ -62,16 +62,32 @@ impl AnchoredDfa {
         })
     }
 
+    /// The anchored start state (the same at every position: no look-around).
+    fn start(&self, cache: &mut regex_automata::hybrid::dfa::Cache) -> Option<regex_automata::hybrid::LazyStateID> {
+        use regex_automata::util::start::Config;
+        use regex_automata::Anchored;
+        self.dfa.start_state(cache, &Config::new().anchored(Anchored::Yes)).ok()
+    }
+
     /// End of the leftmost-first match that starts exactly at `pos`.
     ///
     /// A hand-run loop over the lazy DFA: the patterns have no look-around
     /// left, so the anchored start state is the same everywhere and each byte
     /// costs one cached transition. Matches show one byte late in these DFAs.
-    fn match_end(&self, text: &str, pos: usize, cache: &mut regex_automata::hybrid::dfa::Cache) -> Option<usize> {
-        use regex_automata::{Anchored, Input};
+    fn match_end(
+        &self,
+        text: &str,
+        pos: usize,
+        cache: &mut regex_automata::hybrid::dfa::Cache,
+        start: &mut (usize, regex_automata::hybrid::LazyStateID),
+    ) -> Option<usize> {
+        if cache.clear_count() != start.0 {
+            // the cache was cleared: state ids from before are void
+            start.1 = self.start(cache)?;
+            start.0 = cache.clear_count();
+        }
         let bytes = text.as_bytes();
-        let input = Input::new(text).range(pos..).anchored(Anchored::Yes);
-        let mut sid = self.dfa.start_state_forward(cache, &input).ok()?;
+        let mut sid = start.1;
         let mut last = None;
         let mut i = pos;
         while i < bytes.len() {
@@ -321,9 +337,14 @@ impl Engine {
             }
             Engine::Fast { re, dfa, give_back } => {
                 let mut cache = dfa.caches.get();
+                let mut start = dfa.start(&mut cache).map(|sid| (cache.clear_count(), sid));
                 let mut pos = 0;
                 while pos < text.len() {
-                    let (s, mut e) = match dfa.match_end(text, pos, &mut cache) {
+                    let anchored = match start.as_mut() {
+                        Some(st) => dfa.match_end(text, pos, &mut cache, st),
+                        None => None,
+                    };
+                    let (s, mut e) = match anchored {
                         Some(e) if e > pos => (pos, e),
                         _ => match re.find_at(text, pos) {
                             Some(m) => (m.start(), m.end()),
