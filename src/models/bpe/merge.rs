@@ -71,56 +71,62 @@ fn seed() -> u64 {
 
 fn merge_heap(syms: &mut Vec<(u32, u32)>, merges: &Merges, dropout: f32) {
     let n = syms.len();
-    let mut prev: Vec<usize> = (0..n).map(|i| i.wrapping_sub(1)).collect();
-    let mut next: Vec<usize> = (1..=n).collect();
-    let mut alive = vec![true; n];
-    let mut heap: BinaryHeap<Reverse<(u32, usize, u32)>> = BinaryHeap::with_capacity(n);
+    // Heap keys pack (rank, position): lower rank first, then leftmost. The
+    // merged id is looked up again when an entry is popped, which also tells
+    // whether the entry is stale.
+    let key = |rank: u32, pos: usize| Reverse(((rank as u64) << 32) | pos as u64);
+    let mut prev: Vec<u32> = (0..n as u32).map(|i| i.wrapping_sub(1)).collect();
+    let mut next: Vec<u32> = (1..=n as u32).collect();
+    let mut heap: BinaryHeap<Reverse<u64>> = BinaryHeap::with_capacity(n);
     for i in 0..n - 1 {
-        if let Some(&(rank, new_id)) = merges.get(&(syms[i].0, syms[i + 1].0)) {
-            heap.push(Reverse((rank, i, new_id)));
+        if let Some(&(rank, _)) = merges.get(&(syms[i].0, syms[i + 1].0)) {
+            heap.push(key(rank, i));
         }
     }
+    const GONE: u32 = u32::MAX;
     let mut rng = XorShift(if dropout > 0.0 { seed() } else { 1 });
-    let mut skipped: Vec<Reverse<(u32, usize, u32)>> = Vec::new();
-    while let Some(Reverse((rank, i, new_id))) = heap.pop() {
-        let j = next[i];
-        // stale entry: the left symbol is gone, has no right neighbour, or
-        // the pair at this position changed since the entry was pushed
-        if !alive[i] || j >= n || merges.get(&(syms[i].0, syms[j].0)) != Some(&(rank, new_id)) {
+    let mut skipped: Vec<Reverse<u64>> = Vec::new();
+    while let Some(Reverse(k)) = heap.pop() {
+        let (rank, i) = ((k >> 32) as u32, (k & 0xFFFF_FFFF) as usize);
+        if syms[i].1 == GONE {
+            continue;
+        }
+        let j = next[i] as usize;
+        if j >= n {
+            continue;
+        }
+        // stale entry: the pair at this position changed since it was pushed
+        let Some(&(r, new_id)) = merges.get(&(syms[i].0, syms[j].0)) else {
+            continue;
+        };
+        if r != rank {
             continue;
         }
         if dropout > 0.0 && rng.next_f32() < dropout {
-            skipped.push(Reverse((rank, i, new_id)));
+            skipped.push(Reverse(k));
             continue;
         }
         syms[i] = (new_id, syms[i].1 + syms[j].1);
-        alive[j] = false;
-        let k = next[j];
-        next[i] = k;
-        if k < n {
-            prev[k] = i;
+        syms[j].1 = GONE;
+        let after = next[j] as usize;
+        next[i] = after as u32;
+        if after < n {
+            prev[after] = i as u32;
         }
         heap.extend(skipped.drain(..));
-        let p = prev[i];
+        let p = prev[i] as usize;
         if p < n {
-            if let Some(&(r, id)) = merges.get(&(syms[p].0, syms[i].0)) {
-                heap.push(Reverse((r, p, id)));
+            if let Some(&(r, _)) = merges.get(&(syms[p].0, syms[i].0)) {
+                heap.push(key(r, p));
             }
         }
-        if k < n {
-            if let Some(&(r, id)) = merges.get(&(syms[i].0, syms[k].0)) {
-                heap.push(Reverse((r, i, id)));
+        if after < n {
+            if let Some(&(r, _)) = merges.get(&(syms[i].0, syms[after].0)) {
+                heap.push(key(r, i));
             }
         }
     }
-    let mut w = 0;
-    for r in 0..n {
-        if alive[r] {
-            syms[w] = syms[r];
-            w += 1;
-        }
-    }
-    syms.truncate(w);
+    syms.retain(|s| s.1 != GONE);
 }
 
 #[cfg(test)]
