@@ -7,6 +7,7 @@ pub mod decoders;
 pub mod error;
 pub mod models;
 pub mod normalizers;
+pub mod parallel;
 pub mod pattern;
 pub mod pre_tokenizers;
 pub mod processors;

@@ -130,6 +130,18 @@ pub enum GiveBack {
 
 const LOOKAHEAD_TAIL: &str = r"|\s+(?!\S)|\s+";
 
+/// Whether this is one of the known GPT-2 / GPT-4 / GPT-4o family patterns,
+/// whose pieces never cross a newline between two non-space characters.
+pub fn is_line_safe(source: &str) -> bool {
+    known_fast(source).is_some()
+}
+
+/// Whether this pattern ends every whitespace run at its last line break
+/// (`\s*[\r\n]+` before the whitespace alternatives: GPT-4, GPT-4o, Qwen).
+pub fn newline_ends_pieces(source: &str) -> bool {
+    matches!(known_fast(source), Some((_, GiveBack::NoNewline)))
+}
+
 /// Patterns whose only look-around is the `\s+(?!\S)` tail, with the rule that
 /// tells which whitespace matches came from it.
 fn known_fast(source: &str) -> Option<(String, GiveBack)> {

@@ -109,6 +109,27 @@ impl Tokenizer {
         Ok(Tokenizer { inner: Arc::new(t) })
     }
 
+    /// Build from the bytes of a SentencePiece `.model` file.
+    #[staticmethod]
+    fn from_sentencepiece(py: Python<'_>, data: &[u8]) -> PyResult<Self> {
+        let t = py
+            .allow_threads(|| crate::models::sp_model::tokenizer_from_model_proto(data))
+            .map_err(err)?;
+        Ok(Tokenizer { inner: Arc::new(t) })
+    }
+
+    /// The `n` best encodings (Unigram models) with their scores, best first.
+    fn encode_nbest(&self, py: Python<'_>, text: &str, n: usize) -> PyResult<Vec<(Vec<u32>, f64)>> {
+        py.allow_threads(|| crate::models::unigram::pipeline::encode_nbest(&self.inner, text, n))
+            .map_err(err)
+    }
+
+    /// A sampled encoding (Unigram models), as sentencepiece's `SampleEncode`.
+    fn sample_encode(&self, py: Python<'_>, text: &str, nbest_size: i32, alpha: f64, seed: u64) -> PyResult<Vec<u32>> {
+        py.allow_threads(|| crate::models::unigram::pipeline::sample_encode(&self.inner, text, nbest_size, alpha, seed))
+            .map_err(err)
+    }
+
     /// Build from a tiktoken rank file (its bytes), a split regex and special tokens.
     #[staticmethod]
     fn from_tiktoken(py: Python<'_>, data: &[u8], pattern: &str, specials: Vec<(String, u32)>) -> PyResult<Self> {
@@ -166,7 +187,7 @@ impl Tokenizer {
             .map(|v| v.len())
     }
 
-    #[pyo3(signature = (texts, allowed, permitted=None, add_special_tokens=true))]
+    #[pyo3(signature = (texts, allowed, permitted=None, add_special_tokens=true, num_threads=None))]
     fn encode_batch(
         &self,
         py: Python<'_>,
@@ -174,16 +195,59 @@ impl Tokenizer {
         allowed: &Bound<'_, PyAny>,
         permitted: Option<&Bound<'_, PyAny>>,
         add_special_tokens: bool,
+        num_threads: Option<usize>,
     ) -> PyResult<Vec<Vec<u32>>> {
         let allowed = parse_allowed(allowed)?;
         let permitted = parse_permitted(permitted)?;
         py.allow_threads(|| {
-            texts
-                .par_iter()
-                .map(|t| self.inner.encode(t, &allowed, permitted.as_ref(), add_special_tokens))
-                .collect::<crate::error::Result<Vec<_>>>()
+            crate::parallel::install(num_threads, || {
+                texts
+                    .par_iter()
+                    .map(|t| self.inner.encode(t, &allowed, permitted.as_ref(), add_special_tokens))
+                    .collect::<crate::error::Result<Vec<_>>>()
+            })
         })
         .map_err(err)
+    }
+
+    /// A batch as flat little-endian buffers, without one Python int per token:
+    /// (u32 ids, u64 document offsets into the ids, one more than the documents).
+    #[pyo3(signature = (texts, allowed, permitted=None, add_special_tokens=true, num_threads=None))]
+    fn encode_batch_flat<'py>(
+        &self,
+        py: Python<'py>,
+        texts: Vec<String>,
+        allowed: &Bound<'_, PyAny>,
+        permitted: Option<&Bound<'_, PyAny>>,
+        add_special_tokens: bool,
+        num_threads: Option<usize>,
+    ) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
+        let allowed = parse_allowed(allowed)?;
+        let permitted = parse_permitted(permitted)?;
+        let (ids, offs) = py
+            .allow_threads(|| {
+                let parts = crate::parallel::install(num_threads, || {
+                    texts
+                        .par_iter()
+                        .map(|t| self.inner.encode(t, &allowed, permitted.as_ref(), add_special_tokens))
+                        .collect::<crate::error::Result<Vec<_>>>()
+                })?;
+                let total: usize = parts.iter().map(Vec::len).sum();
+                let mut ids: Vec<u8> = Vec::with_capacity(total * 4);
+                let mut offs: Vec<u8> = Vec::with_capacity((parts.len() + 1) * 8);
+                let mut n: u64 = 0;
+                offs.extend_from_slice(&n.to_le_bytes());
+                for p in &parts {
+                    for id in p {
+                        ids.extend_from_slice(&id.to_le_bytes());
+                    }
+                    n += p.len() as u64;
+                    offs.extend_from_slice(&n.to_le_bytes());
+                }
+                Ok::<_, Error>((ids, offs))
+            })
+            .map_err(err)?;
+        Ok((PyBytes::new(py, &ids), PyBytes::new(py, &offs)))
     }
 
     /// Returns (ids, type_ids, offsets, special_tokens_mask, tokens); offsets are
@@ -252,6 +316,12 @@ impl Tokenizer {
     #[getter]
     fn byte_level(&self) -> bool {
         self.inner.model.byte_level()
+    }
+
+    /// The model type as `tokenizer.json` names it ("BPE", "WordPiece", ...).
+    #[getter]
+    fn model_type(&self) -> &'static str {
+        self.inner.model.type_name()
     }
 
     fn get_vocab<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
@@ -447,6 +517,18 @@ fn bytes_to_unicode(b: &[u8]) -> String {
     crate::bytelevel::bytes_to_string(b)
 }
 
+/// Drop the thread pools in a forked child (their threads do not exist there).
+#[pyfunction]
+fn after_fork() {
+    crate::parallel::after_fork();
+}
+
+/// The number of threads parallel calls use by default.
+#[pyfunction]
+fn default_threads() -> usize {
+    crate::parallel::default_threads()
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Tokenizer>()?;
@@ -454,5 +536,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("WordCounter", m.py().get_type::<WordCounter_>())?;
     m.add_function(wrap_pyfunction!(check_regex, m)?)?;
     m.add_function(wrap_pyfunction!(bytes_to_unicode, m)?)?;
+    m.add_function(wrap_pyfunction!(after_fork, m)?)?;
+    m.add_function(wrap_pyfunction!(default_threads, m)?)?;
     Ok(())
 }

@@ -11,6 +11,10 @@ use crate::processors::{Encoding, PostProcess, PostProcessor};
 use serde::de::DeserializeOwned;
 use serde_json::{json, Map, Value};
 
+/// Documents at least this long are cut and encoded in parallel.
+const PARALLEL_MIN_BYTES: usize = 1 << 20;
+const PARALLEL_CHUNK: usize = 256 << 10;
+
 pub struct Tokenizer {
     pub normalizer: Option<Normalizer>,
     pub pre_tokenizer: Option<PreTokenizer>,
@@ -207,43 +211,7 @@ impl Tokenizer {
     /// The split regex when the pre-tokenizer is a single regex split
     /// (plus byte-level mapping), as tiktoken encodings have.
     pub fn split_regex(&self) -> Option<String> {
-        use crate::pattern::Pattern;
-        use crate::pre_tokenizers::SplitBehavior;
-        let regex_of = |p: &PreTokenizer| match p {
-            PreTokenizer::Split {
-                pattern: Pattern::Regex { source, .. },
-                behavior: SplitBehavior::Isolated,
-                invert: false,
-            } => Some(source.clone()),
-            PreTokenizer::ByteLevel {
-                use_regex: true,
-                add_prefix_space: false,
-                ..
-            } => Some(crate::pre_tokenizers::GPT2_PATTERN.to_string()),
-            _ => None,
-        };
-        match self.pre_tokenizer.as_ref()? {
-            PreTokenizer::Sequence { pretokenizers } => {
-                let mut found = None;
-                for p in pretokenizers {
-                    match p {
-                        PreTokenizer::ByteLevel {
-                            use_regex: false,
-                            add_prefix_space: false,
-                            ..
-                        } => {}
-                        other => {
-                            if found.is_some() {
-                                return None;
-                            }
-                            found = Some(regex_of(other)?);
-                        }
-                    }
-                }
-                found
-            }
-            other => regex_of(other),
-        }
+        self.pre_tokenizer.as_ref()?.split_regex()
     }
 
     pub fn to_json(&self, pretty: bool) -> Result<String> {
@@ -354,7 +322,10 @@ impl Tokenizer {
                 let mut pos = s;
                 for &(id, len) in &buf {
                     let end = pos + len as usize;
-                    sink.push(id, pt.ns.original_range(pos, end));
+                    match pt.ns.text.get(pos..end).filter(|_| self.model.surface_token(id)) {
+                        Some(text) => sink.push_added(id, pt.ns.original_range(pos, end), text),
+                        None => sink.push(id, pt.ns.original_range(pos, end)),
+                    }
                     pos = end;
                 }
             } else {
@@ -389,15 +360,19 @@ impl Tokenizer {
     ) -> Result<Vec<u32>> {
         self.check_disallowed(text, permitted)?;
         let mut ids = Vec::with_capacity(text.len() / 3 + 4);
-        self.encode_into(
-            text,
-            allowed,
-            &mut Sink {
-                ids: &mut ids,
-                offsets: None,
-                texts: Vec::new(),
-            },
-        )?;
+        if text.len() >= PARALLEL_MIN_BYTES && self.splits_at_lines() {
+            self.encode_chunked(text, allowed, &mut ids)?;
+        } else {
+            self.encode_into(
+                text,
+                allowed,
+                &mut Sink {
+                    ids: &mut ids,
+                    offsets: None,
+                    texts: Vec::new(),
+                },
+            )?;
+        }
         if add_special_tokens {
             if let Some(pp) = &self.post_processor {
                 if pp.added_count(false) > 0 {
@@ -414,6 +389,73 @@ impl Tokenizer {
             }
         }
         Ok(ids)
+    }
+
+    /// Whether the text can be cut after a newline between two non-space
+    /// characters without changing any piece: no normalizer, and a
+    /// pre-tokenizer from the GPT-2 / GPT-4 / GPT-4o family (see `cut_point`).
+    fn splits_at_lines(&self) -> bool {
+        self.normalizer.is_none()
+            && !self.added.has_normalized()
+            && self.split_regex().is_some_and(|r| crate::pattern::is_line_safe(&r))
+    }
+
+    /// A big document encoded on all cores: cut at safe line breaks, each
+    /// chunk encoded on its own, the ids joined in order. Same ids as one pass.
+    fn encode_chunked(&self, text: &str, allowed: &Allowed, ids: &mut Vec<u32>) -> Result<()> {
+        use rayon::prelude::*;
+        let mut segs = Vec::new();
+        if self.added.is_empty() {
+            segs.push(Segment::Text(0, text.len()));
+        } else {
+            self.added.split_raw(text, allowed, &mut segs)?;
+        }
+        let rule = crate::trainers::cut_rule(self.pre_tokenizer.as_ref());
+        // (start, end, added-token id)
+        let mut jobs: Vec<(usize, usize, Option<u32>)> = Vec::new();
+        for seg in segs {
+            match seg {
+                Segment::Token(id, a, b) => jobs.push((a, b, Some(id))),
+                Segment::Text(a, b) => {
+                    let mut start = a;
+                    while start < b {
+                        let rest = &text.as_bytes()[start..b];
+                        let cut = if rest.len() <= PARALLEL_CHUNK {
+                            rest.len()
+                        } else {
+                            crate::trainers::cut_point(rest, PARALLEL_CHUNK, rule).unwrap_or(rest.len())
+                        };
+                        jobs.push((start, start + cut, None));
+                        start += cut;
+                    }
+                }
+            }
+        }
+        let parts: Vec<Vec<u32>> = crate::parallel::install(None, || {
+            jobs.par_iter()
+                .map(|&(a, b, tok)| match tok {
+                    Some(id) => Ok(vec![id]),
+                    None => {
+                        let mut part = Vec::with_capacity((b - a) / 3 + 4);
+                        self.encode_text(
+                            &text[a..b],
+                            a,
+                            allowed,
+                            &mut Sink {
+                                ids: &mut part,
+                                offsets: None,
+                                texts: Vec::new(),
+                            },
+                        )?;
+                        Ok(part)
+                    }
+                })
+                .collect::<Result<Vec<_>>>()
+        })?;
+        for p in parts {
+            ids.extend(p);
+        }
+        Ok(())
     }
 
     fn encode_one_full(&self, text: &str, allowed: &Allowed, type_id: u32) -> Result<Encoding> {

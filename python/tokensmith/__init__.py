@@ -31,6 +31,13 @@ from .trainers import train, train_bpe
 
 __version__ = "0.1.0"
 
+# A forked child has no copy of the parent's worker threads: drop the pools so
+# the child starts its own (multiprocessing and data loaders fork).
+if hasattr(os, "register_at_fork"):
+    from . import _core as _core_module
+
+    os.register_at_fork(after_in_child=_core_module.after_fork)
+
 __all__ = [
     "Encoding",
     "Tokenizer",

@@ -12,6 +12,8 @@ from . import _core
 from .errors import DisallowedSpecialTokenError, TokenizerFormatError
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from .streaming import StreamDecoder
 
 __all__ = ["Tokenizer", "Encoding"]
@@ -131,14 +133,69 @@ class Tokenizer:
         allowed_special: SpecialSet = frozenset(),
         disallowed_special: SpecialSet = "all",
         add_special_tokens: bool = True,
+        num_threads: int | None = None,
     ) -> list[list[int]]:
-        """Encode many texts in parallel (Rust threads, the GIL released)."""
+        """Encode many texts in parallel (Rust threads, the GIL released).
+
+        ``num_threads`` defaults to ``$TOKENSMITH_NUM_THREADS``, then
+        ``$RAYON_NUM_THREADS``, then the number of cores.
+        """
         allowed, permitted = self._policy(allowed_special, disallowed_special)
         batch = list(texts)
+        if not batch:
+            return []
         return self._call(
-            lambda b: self._core.encode_batch(b, allowed, permitted, add_special_tokens),
+            lambda b: self._core.encode_batch(
+                b, allowed, permitted, add_special_tokens, num_threads
+            ),
             batch,
-        ) if batch else []
+        )
+
+    def encode_to_numpy(
+        self,
+        text: str,
+        *,
+        allowed_special: SpecialSet = frozenset(),
+        disallowed_special: SpecialSet = "all",
+        add_special_tokens: bool = True,
+    ) -> np.ndarray:
+        """The ids of ``text`` as a ``numpy.uint32`` array, with no Python int per token."""
+        ids, _ = self.encode_batch_to_numpy(
+            [text], allowed_special=allowed_special, disallowed_special=disallowed_special,
+            add_special_tokens=add_special_tokens, num_threads=1,
+        )
+        return ids
+
+    def encode_batch_to_numpy(
+        self,
+        texts: Iterable[str],
+        *,
+        allowed_special: SpecialSet = frozenset(),
+        disallowed_special: SpecialSet = "all",
+        add_special_tokens: bool = True,
+        num_threads: int | None = None,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """A batch as one flat ``uint32`` id array plus ``uint64`` offsets.
+
+        Document ``i`` is ``ids[offsets[i]:offsets[i + 1]]``; ``len(offsets)``
+        is one more than the number of documents. Needs numpy.
+        """
+        try:
+            import numpy as np
+        except ImportError:
+            from .errors import ConfigError
+
+            raise ConfigError("encode_*_to_numpy needs numpy: pip install numpy") from None
+        allowed, permitted = self._policy(allowed_special, disallowed_special)
+        batch = list(texts)
+        raw_ids, raw_offsets = self._call(
+            lambda b: self._core.encode_batch_flat(
+                b, allowed, permitted, add_special_tokens, num_threads
+            ),
+            batch,
+        )
+        return (np.frombuffer(raw_ids, dtype="<u4").astype(np.uint32, copy=False),
+                np.frombuffer(raw_offsets, dtype="<u8").astype(np.uint64, copy=False))
 
     def count(
         self,
@@ -261,7 +318,8 @@ class Tokenizer:
         return save_vocab_merges(self, folder, prefix)
 
     def __repr__(self) -> str:
-        kind = "byte-level BPE" if self.is_byte_level else "BPE"
+        model = getattr(self._core, "model_type", "BPE")
+        kind = f"byte-level {model}" if self.is_byte_level else model
         return f"<tokensmith.Tokenizer {kind}, {self.vocab_size} tokens>"
 
     # -------------------------------------------------------------- streaming

@@ -1,6 +1,9 @@
 //! Pre-tokenizers: cut the normalized text into pieces the model encodes
 //! one at a time. Pieces are byte ranges of the normalized string.
 
+pub mod bert;
+pub mod metaspace;
+
 use crate::error::Result;
 use crate::normalizers::NormalizedString;
 use crate::pattern::Pattern;
@@ -67,6 +70,9 @@ pub enum PreTokenizer {
         #[serde(default)]
         individual_digits: bool,
     },
+    BertPreTokenizer,
+    Punctuation(bert::Punctuation),
+    Metaspace(metaspace::Metaspace),
 }
 
 fn yes() -> bool {
@@ -220,6 +226,18 @@ impl PreTokenize for PreTokenizer {
                 }
                 Ok(())
             }
+            PreTokenizer::BertPreTokenizer => {
+                bert::bert_pre_tokenize(p);
+                Ok(())
+            }
+            PreTokenizer::Metaspace(m) => {
+                m.pre_tokenize(p);
+                Ok(())
+            }
+            PreTokenizer::Punctuation(punct) => {
+                punct.pre_tokenize(p);
+                Ok(())
+            }
             PreTokenizer::Sequence { pretokenizers } => {
                 for pt in pretokenizers {
                     pt.pre_tokenize(p)?;
@@ -251,6 +269,46 @@ impl PreTokenize for PreTokenizer {
 }
 
 impl PreTokenizer {
+    /// The split regex when this is one regex split (with `Isolated`
+    /// behaviour) plus byte-level mapping, as tiktoken encodings have.
+    pub fn split_regex(&self) -> Option<String> {
+        let regex_of = |p: &PreTokenizer| match p {
+            PreTokenizer::Split {
+                pattern: Pattern::Regex { source, .. },
+                behavior: SplitBehavior::Isolated,
+                invert: false,
+            } => Some(source.clone()),
+            PreTokenizer::ByteLevel {
+                use_regex: true,
+                add_prefix_space: false,
+                ..
+            } => Some(GPT2_PATTERN.to_string()),
+            _ => None,
+        };
+        match self {
+            PreTokenizer::Sequence { pretokenizers } => {
+                let mut found = None;
+                for p in pretokenizers {
+                    match p {
+                        PreTokenizer::ByteLevel {
+                            use_regex: false,
+                            add_prefix_space: false,
+                            ..
+                        } => {}
+                        other => {
+                            if found.is_some() {
+                                return None;
+                            }
+                            found = Some(regex_of(other)?);
+                        }
+                    }
+                }
+                found
+            }
+            other => regex_of(other),
+        }
+    }
+
     /// Whether this pre-tokenizer maps text to the byte-level alphabet.
     pub fn is_byte_level(&self) -> bool {
         match self {

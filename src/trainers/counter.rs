@@ -19,39 +19,112 @@ pub enum ErrorPolicy {
 pub struct WordCounter {
     normalizer: Option<Normalizer>,
     pre_tokenizer: Option<PreTokenizer>,
+    rule: CutRule,
     pub counts: FxHashMap<Vec<u8>, u64>,
     pub bytes_seen: u64,
 }
 
 const BLOCK: usize = 8 << 20;
 const SUB_BLOCK: usize = 256 << 10;
+/// A block is cut on a character boundary only past this size (a line longer than this).
+const MAX_BLOCK: usize = 64 << 20;
 
-/// A cut point at or before `limit`: just after a newline that is followed by
-/// a non-whitespace byte, so that no pre-tokenizer match spans the cut.
-fn cut_point(buf: &[u8], limit: usize) -> usize {
-    let limit = limit.min(buf.len());
-    let mut i = limit;
-    while i > 0 {
-        if buf[i - 1] == b'\n' && i < buf.len() && !buf[i].is_ascii_whitespace() {
-            return i;
-        }
-        i -= 1;
+/// Where a text may be cut without changing any pre-tokenizer piece.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CutRule {
+    /// After a newline with a non-space character on each side (`x\nY`):
+    /// the GPT-2 pattern, and the conservative choice for other patterns.
+    Strict,
+    /// After a newline whose following whitespace run has no line break (GPT-4,
+    /// GPT-4o, Qwen: `\s*[\r\n]+` ends every run at its last line break).
+    Newline,
+}
+
+/// The cut rule for a pre-tokenizer (by its split regex).
+pub fn cut_rule(pre: Option<&PreTokenizer>) -> CutRule {
+    match pre.and_then(|p| p.split_regex()) {
+        Some(r) if crate::pattern::newline_ends_pieces(&r) => CutRule::Newline,
+        _ => CutRule::Strict,
     }
-    // no such newline: cut on a UTF-8 character boundary
-    let mut i = limit;
+}
+
+/// A safe cut point near `limit`: the last one at or before it, else the first
+/// one after it; `None` when the text has none.
+pub(crate) fn cut_point(buf: &[u8], limit: usize, rule: CutRule) -> Option<usize> {
+    let limit = limit.min(buf.len());
+    let safe = |i: usize| buf[i - 1] == b'\n' && is_safe_cut(buf, i, rule);
+    (2..=limit)
+        .rev()
+        .find(|&i| safe(i))
+        .or_else(|| (limit + 1..buf.len()).find(|&i| safe(i)))
+}
+
+/// A cut on a character boundary at or before `limit` (for lines too long to keep whole).
+fn char_boundary(buf: &[u8], limit: usize) -> usize {
+    let mut i = limit.min(buf.len());
     while i > 0 && i < buf.len() && (buf[i] & 0xC0) == 0x80 {
         i -= 1;
     }
     if i == 0 {
-        limit
+        limit.min(buf.len())
     } else {
         i
+    }
+}
+
+fn char_at(buf: &[u8], i: usize) -> Option<char> {
+    let w = &buf[i..(i + 4).min(buf.len())];
+    let valid = match std::str::from_utf8(w) {
+        Ok(s) => s,
+        Err(e) => std::str::from_utf8(&w[..e.valid_up_to()]).unwrap_or_default(),
+    };
+    valid.chars().next()
+}
+
+/// `buf[i - 1]` is a newline: may the text be cut at `i`?
+fn is_safe_cut(buf: &[u8], i: usize, rule: CutRule) -> bool {
+    if i < 2 || i >= buf.len() {
+        return false;
+    }
+    match rule {
+        CutRule::Strict => {
+            let before = {
+                let mut s = i - 2;
+                while s > 0 && (buf[s] & 0xC0) == 0x80 && i - 2 - s < 4 {
+                    s -= 1;
+                }
+                std::str::from_utf8(&buf[s..i - 1])
+                    .ok()
+                    .and_then(|t| t.chars().next_back())
+            };
+            // `/` may extend a punctuation piece across newlines (GPT-4o: `[\r\n/]*`)
+            matches!((before, char_at(buf, i)), (Some(b), Some(a)) if !b.is_whitespace() && !a.is_whitespace() && a != '/')
+        }
+        CutRule::Newline => {
+            // the whitespace run that follows must hold no line break, and `/`
+            // may not follow directly
+            let mut j = i;
+            while let Some(c) = char_at(buf, j) {
+                if c == '\r' || c == '\n' {
+                    return false;
+                }
+                if j == i && c == '/' {
+                    return false;
+                }
+                if !c.is_whitespace() {
+                    return true;
+                }
+                j += c.len_utf8();
+            }
+            false
+        }
     }
 }
 
 impl WordCounter {
     pub fn new(normalizer: Option<Normalizer>, pre_tokenizer: Option<PreTokenizer>) -> Self {
         WordCounter {
+            rule: cut_rule(pre_tokenizer.as_ref()),
             normalizer,
             pre_tokenizer,
             counts: FxHashMap::default(),
@@ -96,16 +169,18 @@ impl WordCounter {
     pub fn feed_texts(&mut self, texts: &[&str]) -> Result<()> {
         self.bytes_seen += texts.iter().map(|t| t.len() as u64).sum::<u64>();
         let this = &*self;
-        let maps: Vec<FxHashMap<Vec<u8>, u64>> = texts
-            .par_chunks(texts.len().div_ceil(rayon::current_num_threads() * 4).max(1))
-            .map(|chunk| {
-                let mut local = FxHashMap::default();
-                for t in chunk {
-                    this.count_text(t, &mut local)?;
-                }
-                Ok(local)
-            })
-            .collect::<Result<_>>()?;
+        let maps: Vec<FxHashMap<Vec<u8>, u64>> = crate::parallel::install(None, || {
+            texts
+                .par_chunks(texts.len().div_ceil(rayon::current_num_threads() * 4).max(1))
+                .map(|chunk| {
+                    let mut local = FxHashMap::default();
+                    for t in chunk {
+                        this.count_text(t, &mut local)?;
+                    }
+                    Ok(local)
+                })
+                .collect::<Result<_>>()
+        })?;
         self.absorb(maps);
         Ok(())
     }
@@ -119,9 +194,8 @@ impl WordCounter {
             let cut = if rest.len() <= SUB_BLOCK {
                 rest.len()
             } else {
-                cut_point(rest, SUB_BLOCK)
+                cut_point(rest, SUB_BLOCK, self.rule).unwrap_or(rest.len())
             };
-            let cut = if cut == 0 { rest.len() } else { cut };
             parts.push(&text[start..start + cut]);
             start += cut;
         }
@@ -135,8 +209,9 @@ impl WordCounter {
         let mut offset: u64 = 0; // file offset of buf[0]
         let mut eof = false;
         let mut total = 0u64;
-        while !eof || !buf.is_empty() {
-            if !eof && buf.len() < BLOCK {
+        let mut want = BLOCK;
+        loop {
+            while !eof && buf.len() < want {
                 let mut chunk = vec![0u8; BLOCK];
                 let n = f
                     .read(&mut chunk)
@@ -146,11 +221,25 @@ impl WordCounter {
                 } else {
                     buf.extend_from_slice(&chunk[..n]);
                     total += n as u64;
-                    continue;
                 }
             }
-            let cut = if eof { buf.len() } else { cut_point(&buf, BLOCK) };
-            let cut = if cut == 0 { buf.len() } else { cut };
+            if buf.is_empty() {
+                break;
+            }
+            let cut = if eof {
+                buf.len()
+            } else {
+                match cut_point(&buf, BLOCK, self.rule) {
+                    Some(c) => c,
+                    // no safe cut yet: read on (up to a bound on memory)
+                    None if buf.len() < MAX_BLOCK => {
+                        want = buf.len() + BLOCK;
+                        continue;
+                    }
+                    None => char_boundary(&buf, MAX_BLOCK),
+                }
+            };
+            want = BLOCK;
             let block: Vec<u8> = buf.drain(..cut).collect();
             let text: String = match String::from_utf8(block) {
                 Ok(s) => s,
@@ -198,8 +287,15 @@ mod tests {
     #[test]
     fn cut_points_fall_after_newlines() {
         let b = b"ab\n  cd\nef\ngh";
-        assert_eq!(cut_point(b, 9), 8);
-        assert_eq!(cut_point(b, 5), 5); // no usable newline before 5: plain cut
+        assert_eq!(cut_point(b, 9, CutRule::Strict), Some(8));
+        assert_eq!(cut_point(b, 5, CutRule::Strict), Some(8)); // none before 5: the next one
+        assert_eq!(cut_point(b, 5, CutRule::Newline), Some(3)); // spaces may follow
+        assert_eq!(cut_point(b"a \n \nb", 3, CutRule::Newline), Some(5)); // not inside "\n \n"
+                                                                          // whitespace around the newline makes a strict cut unsafe
+        assert_eq!(cut_point(b"a  \nb c", 6, CutRule::Strict), None);
+        assert_eq!(cut_point("a\u{3000}\nb c".as_bytes(), 7, CutRule::Strict), None);
+        assert_eq!(cut_point("\u{4e2d}\n\u{6587}x".as_bytes(), 6, CutRule::Strict), Some(4));
+        assert_eq!(cut_point(b"x.\n/y", 4, CutRule::Newline), None);
         assert_eq!(skip_invalid(b"a\xffb\xc3"), "ab");
     }
 

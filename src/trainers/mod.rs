@@ -3,6 +3,8 @@
 pub mod bpe;
 mod counter;
 
+pub(crate) use counter::cut_point;
+pub use counter::{cut_rule, CutRule};
 pub use counter::{ErrorPolicy, WordCounter};
 
 /// What a trainer reports while it runs.

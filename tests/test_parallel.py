@@ -1,0 +1,118 @@
+"""Parallel paths: big documents cut at safe line breaks, batches, thread
+counts, numpy output, fork safety, many added tokens, long inputs."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import random
+
+import pytest
+
+import tokensmith as ts
+
+from .conftest import make_text
+
+LINES = ["x\n", "x.\n/y", "a  \nb", "\n \n c", "  \n\n  d", "e\r\nf", "g\n\n\nh", "\t\n\ti",
+         "end.\n", "\u3000\nz", "中\n文", "'s\n'S", "1\n2", "  ", "\n/", "k\n "]
+
+
+def big_text(seed: int, size: int = 1_300_000) -> str:
+    rng = random.Random(seed)
+    parts: list[str] = []
+    n = 0
+    while n < size:
+        piece = make_text(rng.randrange(10_000), 40) if rng.random() < 0.5 else rng.choice(LINES)
+        parts.append(piece)
+        n += len(piece)
+    return "".join(parts)
+
+
+@pytest.fixture(scope="module")
+def corpus() -> list[str]:
+    return [make_text(i) for i in range(40)]
+
+
+@pytest.mark.parametrize("pattern", ["gpt2", "gpt4", "o200k", r"\w+|\s+|[^\w\s]+"])
+def test_big_documents_match_the_single_pass(corpus, pattern) -> None:
+    tok = ts.train(texts=corpus, vocab_size=500, pattern=pattern)
+    for seed in range(3):
+        text = big_text(seed)
+        chunked = tok.encode(text, disallowed_special=())
+        # encode_full always runs one sequential pass
+        single = tok.encode_full(text, disallowed_special=()).ids
+        assert chunked == single
+        assert tok.decode(chunked) == text
+
+
+def test_big_documents_with_special_tokens(corpus) -> None:
+    tok = ts.train(texts=corpus, vocab_size=500)
+    text = big_text(7).replace("end.\n", "end.<|endoftext|>\n")
+    ids = tok.encode(text, allowed_special="all")
+    assert ids == tok.encode_full(text, allowed_special="all").ids
+    assert ids.count(tok.special_tokens["<|endoftext|>"]) == text.count("<|endoftext|>")
+
+
+def test_thread_counts_and_numpy(corpus, monkeypatch) -> None:
+    np = pytest.importorskip("numpy")
+    tok = ts.train(texts=corpus, vocab_size=500)
+    docs = [make_text(i, 60) for i in range(200)]
+    want = [tok.encode(d) for d in docs]
+    for n in (1, 2, 3):
+        assert tok.encode_batch(docs, num_threads=n) == want
+    monkeypatch.setenv("TOKENSMITH_NUM_THREADS", "1")
+    assert tok.encode_batch(docs) == want
+    ids, offsets = tok.encode_batch_to_numpy(docs)
+    assert ids.dtype == np.uint32 and offsets.dtype == np.uint64
+    assert len(offsets) == len(docs) + 1 and offsets[-1] == len(ids)
+    for i, w in enumerate(want):
+        assert ids[offsets[i]:offsets[i + 1]].tolist() == w
+    single = tok.encode_to_numpy(docs[0])
+    assert single.tolist() == want[0]
+    empty_ids, empty_offsets = tok.encode_batch_to_numpy([])
+    assert len(empty_ids) == 0 and empty_offsets.tolist() == [0]
+
+
+def _child(args: tuple[str, list[str]]) -> list[list[int]]:
+    spec, docs = args
+    return ts.Tokenizer.from_str(spec).encode_batch(docs, num_threads=2)
+
+
+def test_fork_after_parallel_work(corpus) -> None:
+    if "fork" not in multiprocessing.get_all_start_methods():
+        pytest.skip("this platform cannot fork")
+    tok = ts.train(texts=corpus, vocab_size=500)
+    docs = [make_text(i, 50) for i in range(50)]
+    want = tok.encode_batch(docs, num_threads=2)  # the parent's pool now exists
+    ctx = multiprocessing.get_context("fork")
+    with ctx.Pool(2) as pool:
+        results = pool.map_async(_child, [(tok.to_str(), docs)] * 2).get(timeout=60)
+    assert results == [want, want]
+
+
+def test_ten_thousand_added_tokens(corpus) -> None:
+    tok = ts.train(texts=corpus, vocab_size=500)
+    data = json.loads(tok.to_str())
+    base = tok.vocab_size
+    words = [f"<tool_{i}>" for i in range(10_000)]
+    data["added_tokens"] += [
+        {"id": base + i, "content": w, "single_word": False, "lstrip": False, "rstrip": False,
+         "normalized": False, "special": False}
+        for i, w in enumerate(words)
+    ]
+    big = ts.Tokenizer.from_str(json.dumps(data))
+    text = "call <tool_9999> then <tool_0> and <tool_12>x <tool_> end"
+    ids = big.encode(text)
+    assert base + 9999 in ids and base + 0 in ids and base + 12 in ids
+    assert big.decode(ids) == text
+    tokenizers = pytest.importorskip("tokenizers")
+    hf = tokenizers.Tokenizer.from_str(json.dumps(data))
+    assert ids == hf.encode(text).ids
+
+
+def test_long_runs_are_exact_and_round_trip(corpus) -> None:
+    tok = ts.train(texts=corpus, vocab_size=500)
+    for run in ("a" * 1_000_000, " " * 1_000_000, "中" * 300_000, "ab" * 300_000):
+        ids = tok.encode(run)
+        assert tok.decode(ids) == run
+        assert ids == tok.encode_full(run).ids
