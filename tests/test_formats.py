@@ -76,10 +76,10 @@ def test_unsupported_components_are_named(trained: ts.Tokenizer) -> None:
         ts.Tokenizer.from_str(json.dumps(spec))
     assert "normalizer" in str(e.value) and "Frobnicate" in str(e.value)
     spec = _spec(trained)
-    spec["model"] = {"type": "WordPiece", "vocab": {"a": 0}}
+    spec["model"] = {"type": "Frobnicate", "vocab": {"a": 0}}
     with pytest.raises(UnsupportedComponentError) as e:
         ts.Tokenizer.from_str(json.dumps(spec))
-    assert "WordPiece" in str(e.value)
+    assert "Frobnicate" in str(e.value)
 
 
 def test_load_paths(trained: ts.Tokenizer, tmp_path) -> None:
@@ -87,9 +87,12 @@ def test_load_paths(trained: ts.Tokenizer, tmp_path) -> None:
         ts.load(tmp_path / "nope.json")
     with pytest.raises(TokenizerFormatError):
         ts.load(tmp_path)  # an empty folder
-    (tmp_path / "x.model").write_bytes(b"\x00")
-    with pytest.raises(UnsupportedComponentError):
+    (tmp_path / "x.model").write_bytes(b"\x00")  # not a SentencePiece model
+    with pytest.raises(TokenizerFormatError, match="ModelProto"):
         ts.load(tmp_path / "x.model")
+    (tmp_path / "x.vocabulary").write_bytes(b"\x00")
+    with pytest.raises(UnsupportedComponentError):
+        ts.load(tmp_path / "x.vocabulary")
     with pytest.raises(UnsupportedComponentError):
         trained.save(tmp_path / "x.bin")
     # a failed save leaves no file behind

@@ -1,5 +1,8 @@
 //! Decoders: turn token strings back into text.
 
+pub mod sentencepiece;
+pub mod wordpiece;
+
 use crate::bytelevel;
 use crate::pattern::Pattern;
 use serde::{Deserialize, Serialize};
@@ -35,6 +38,10 @@ pub enum Decoder {
     },
     Fuse,
     ByteFallback,
+    WordPiece(wordpiece::WordPieceDecoder),
+    Metaspace(crate::pre_tokenizers::metaspace::Metaspace),
+    /// tokensmith's: a SentencePiece `.model`'s decoding, exactly
+    SentencePiece(sentencepiece::SentencePieceDecoder),
 }
 
 fn yes() -> bool {
@@ -113,6 +120,9 @@ impl Decode for Decoder {
                 })
                 .collect(),
             Decoder::Fuse => vec![tokens.concat()],
+            Decoder::WordPiece(d) => d.decode_chain(tokens),
+            Decoder::Metaspace(d) => d.decode_chain(tokens),
+            Decoder::SentencePiece(d) => d.decode_chain(tokens),
             Decoder::ByteFallback => {
                 let mut out = Vec::with_capacity(tokens.len());
                 let mut pending: Vec<u8> = Vec::new();

@@ -6,8 +6,15 @@
 //! [`ModelKind`] and one arm in [`ModelKind::from_json`].
 
 pub mod bpe;
+pub mod sp_bpe;
+pub mod sp_model;
+pub mod unigram;
+pub mod wordpiece;
 
 pub use bpe::Bpe;
+pub use sp_bpe::SentencePieceBpe;
+pub use unigram::Unigram;
+pub use wordpiece::WordPiece;
 
 use crate::error::{Error, Result};
 use serde_json::Value;
@@ -35,18 +42,34 @@ pub trait Model: Send + Sync {
     /// Register a token (special tokens live in the model vocabulary too).
     fn push_token(&mut self, token: &[u8], id: u32);
     fn set_unk(&mut self, _unk: &str) {}
+    /// Whether an encoding shows token `id` as the text it covers rather
+    /// than its vocabulary string (`tokenizers`' Unigram does for `<unk>`).
+    fn surface_token(&self, _id: u32) -> bool {
+        false
+    }
 }
 
 /// The registry of models, named as in `tokenizer.json`.
+// one per tokenizer: the variants' sizes (byte tables inline) do not matter
+#[allow(clippy::large_enum_variant)]
 pub enum ModelKind {
     Bpe(Bpe),
+    WordPiece(WordPiece),
+    Unigram(Unigram),
+    /// SentencePiece's BPE (a `.model`), written as `"type": "BPE"`
+    SentencePieceBpe(SentencePieceBpe),
 }
 
 impl ModelKind {
     /// `byte_level`: the pre-tokenizer maps text to the byte-level alphabet.
     pub fn from_json(model: &Value, byte_level: bool) -> Result<Self> {
         match model.get("type").and_then(Value::as_str) {
+            Some("BPE") if model.get("sentencepiece").is_some() => {
+                Ok(ModelKind::SentencePieceBpe(SentencePieceBpe::from_json(model)?))
+            }
             Some("BPE") | None => Ok(ModelKind::Bpe(Bpe::from_json(model, byte_level)?)),
+            Some("WordPiece") => Ok(ModelKind::WordPiece(WordPiece::from_json(model)?)),
+            Some("Unigram") => Ok(ModelKind::Unigram(Unigram::from_json(model)?)),
             Some(other) => Err(Error::Unsupported(format!(
                 "model.type: {other:?} models are not supported yet (tokensmith reads BPE)"
             ))),
@@ -56,18 +79,37 @@ impl ModelKind {
     fn inner(&self) -> &dyn Model {
         match self {
             ModelKind::Bpe(m) => m,
+            ModelKind::WordPiece(m) => m,
+            ModelKind::Unigram(m) => m,
+            ModelKind::SentencePieceBpe(m) => m,
         }
     }
 
     fn inner_mut(&mut self) -> &mut dyn Model {
         match self {
             ModelKind::Bpe(m) => m,
+            ModelKind::WordPiece(m) => m,
+            ModelKind::Unigram(m) => m,
+            ModelKind::SentencePieceBpe(m) => m,
         }
     }
 
     pub fn as_bpe(&self) -> Option<&Bpe> {
         match self {
             ModelKind::Bpe(m) => Some(m),
+            ModelKind::WordPiece(_) => None,
+            ModelKind::Unigram(_) => None,
+            ModelKind::SentencePieceBpe(_) => None,
+        }
+    }
+
+    /// The model's `"type"` in `tokenizer.json`.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            ModelKind::Bpe(_) => "BPE",
+            ModelKind::WordPiece(_) => "WordPiece",
+            ModelKind::Unigram(_) => "Unigram",
+            ModelKind::SentencePieceBpe(_) => "BPE",
         }
     }
 
@@ -81,6 +123,9 @@ impl Model for ModelKind {
     fn encode_piece(&self, piece: &[u8], out: &mut Vec<(u32, u32)>) {
         match self {
             ModelKind::Bpe(m) => m.encode_piece(piece, out),
+            ModelKind::WordPiece(m) => m.encode_piece(piece, out),
+            ModelKind::Unigram(m) => m.encode_piece(piece, out),
+            ModelKind::SentencePieceBpe(m) => m.encode_piece(piece, out),
         }
     }
     fn id_to_bytes(&self, id: u32) -> Option<&[u8]> {
@@ -109,5 +154,8 @@ impl Model for ModelKind {
     }
     fn set_unk(&mut self, unk: &str) {
         self.inner_mut().set_unk(unk)
+    }
+    fn surface_token(&self, id: u32) -> bool {
+        self.inner().surface_token(id)
     }
 }

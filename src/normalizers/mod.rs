@@ -1,5 +1,9 @@
 //! Normalizers, and the string type that remembers where every byte came from.
 
+pub mod bert;
+mod bert_tables;
+pub mod precompiled;
+pub mod sentencepiece;
 mod string;
 mod unicode;
 pub use string::NormalizedString;
@@ -41,6 +45,12 @@ pub enum Normalizer {
         #[serde(default = "yes")]
         strip_right: bool,
     },
+    BertNormalizer(bert::BertNormalizer),
+    Precompiled {
+        precompiled_charsmap: precompiled::Charsmap,
+    },
+    /// tokensmith's: a SentencePiece `.model`'s normalizer, exactly
+    SentencePiece(sentencepiece::SentencePieceNormalizer),
 }
 
 fn yes() -> bool {
@@ -103,6 +113,11 @@ impl Normalize for Normalizer {
                     .collect();
                 s.transform(chunks);
             }
+            Normalizer::BertNormalizer(n) => n.normalize(s),
+            Normalizer::Precompiled { precompiled_charsmap } => {
+                precompiled::normalize_precompiled(&precompiled_charsmap.0, s)
+            }
+            Normalizer::SentencePiece(n) => n.normalize(s),
             Normalizer::Sequence { normalizers } => {
                 for n in normalizers {
                     n.normalize(s)?;

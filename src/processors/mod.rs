@@ -1,5 +1,7 @@
 //! Post-processors: add BOS/EOS or CLS/SEP, set type ids, adjust offsets.
 
+pub mod bert;
+
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -78,6 +80,8 @@ pub enum PostProcessor {
     Sequence {
         processors: Vec<PostProcessor>,
     },
+    BertProcessing(bert::BertProcessing),
+    RobertaProcessing(bert::RobertaProcessing),
 }
 
 fn yes() -> bool {
@@ -115,6 +119,7 @@ impl PostProcessor {
             }
             PostProcessor::Sequence { processors } => processors.iter().try_for_each(|p| p.validate()),
             PostProcessor::ByteLevel { .. } => Ok(()),
+            PostProcessor::BertProcessing(_) | PostProcessor::RobertaProcessing(_) => Ok(()),
         }
     }
 
@@ -134,6 +139,8 @@ impl PostProcessor {
                 .sum(),
             PostProcessor::Sequence { processors } => processors.iter().map(|p| p.added_count(pair)).sum(),
             PostProcessor::ByteLevel { .. } => 0,
+            PostProcessor::BertProcessing(p) => p.added_count(pair),
+            PostProcessor::RobertaProcessing(p) => p.added_count(pair),
         }
     }
 }
@@ -177,6 +184,8 @@ impl PostProcess for PostProcessor {
                 }
                 Ok((a, b))
             }
+            PostProcessor::BertProcessing(p) => Ok(p.process(a, b, add)),
+            PostProcessor::RobertaProcessing(p) => Ok(p.process(a, b, add)),
             PostProcessor::TemplateProcessing {
                 single,
                 pair,

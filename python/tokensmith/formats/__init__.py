@@ -24,8 +24,17 @@ def load_path(path: str | os.PathLike[str]) -> Tokenizer:
             return hf_json.load(p / "tokenizer.json")
         if (p / "vocab.json").is_file() and (p / "merges.txt").is_file():
             return gpt2.load_vocab_merges(p / "vocab.json", p / "merges.txt")
+        if (p / "vocab.txt").is_file():
+            from . import bert
+
+            return bert.load(p / "vocab.txt")
+        if (p / "tokenizer.model").is_file():
+            from . import sentencepiece
+
+            return sentencepiece.load(p / "tokenizer.model")
         raise TokenizerFormatError(
-            f"{p}: no tokenizer.json, and no vocab.json + merges.txt pair, in this folder"
+            f"{p}: no tokenizer.json, no vocab.json + merges.txt pair and no vocab.txt in this "
+            f"folder"
         )
     if not p.exists():
         raise FileNotFoundError(f"{p}: no such file or folder")
@@ -55,6 +64,14 @@ def load_path(path: str | os.PathLike[str]) -> Tokenizer:
     if name.endswith(".txt") and "merges" in name:
         vocab = p.with_name(p.name.replace("merges.txt", "vocab.json"))
         return gpt2.load_vocab_merges(vocab, p)
+    if name.endswith(".txt") and "vocab" in name:
+        from . import bert
+
+        return bert.load(p)
+    if name.endswith(".model"):
+        from . import sentencepiece
+
+        return sentencepiece.load(p)
     raise UnsupportedComponentError(
         f"{p}: tokensmith reads tokenizer.json, *.tiktoken and vocab.json + merges.txt in this "
         f"version; "
@@ -73,6 +90,14 @@ def save_path(tok: Tokenizer, path: str | os.PathLike[str], *, pretty: bool = Tr
         from . import tiktoken
 
         return tiktoken.save(tok, p)
+    if p.name.lower().endswith("vocab.txt"):
+        from . import bert
+
+        return bert.save_vocab_txt(tok, p)
+    if p.suffix.lower() == ".model":
+        from . import sentencepiece
+
+        return sentencepiece.save(tok, p)
     if p.suffix.lower() != ".json":
         raise UnsupportedComponentError(
             f"{p}: save to a .json path (tokenizer.json), a .tiktoken path, or a folder; "

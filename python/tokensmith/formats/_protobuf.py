@@ -1,0 +1,318 @@
+"""A small protobuf (proto2) reader and writer for SentencePiece's ``ModelProto``.
+
+Written for tokensmith, without the protobuf package. Every message keeps the
+fields it does not know, and the exact bytes of every field it read, so that
+reading a file and writing it back gives the same bytes; fields changed or
+added through the typed attributes are encoded canonically (fields in number
+order, as protobuf writes them).
+
+Malformed input raises :class:`~tokensmith.errors.TokenizerFormatError` with
+the path of the field (``ModelProto.pieces[12].score``) and the byte offset.
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import Any, ClassVar
+
+from ..errors import TokenizerFormatError
+
+VARINT, I64, LEN, I32 = 0, 1, 2, 5
+_WIRE_NAMES = {0: "varint", 1: "64-bit", 2: "length-delimited", 5: "32-bit"}
+
+# field kinds
+STRING, BYTES, BOOL, INT32, INT64, UINT64, ENUM, FLOAT = (
+    "string", "bytes", "bool", "int32", "int64", "uint64", "enum", "float",
+)
+_WIRE_OF = {STRING: LEN, BYTES: LEN, BOOL: VARINT, INT32: VARINT, INT64: VARINT,
+            UINT64: VARINT, ENUM: VARINT, FLOAT: I32}
+
+
+def _err(where: str, offset: int, what: str) -> TokenizerFormatError:
+    return TokenizerFormatError(f"{where} at byte {offset}: {what}")
+
+
+def _read_varint(data: bytes, pos: int, end: int, where: str) -> tuple[int, int]:
+    result = 0
+    shift = 0
+    start = pos
+    while True:
+        if pos >= end:
+            raise _err(where, start, "truncated varint (the file is cut short or corrupt)")
+        b = data[pos]
+        pos += 1
+        result |= (b & 0x7F) << shift
+        if b < 0x80:
+            return result, pos
+        shift += 7
+        if shift >= 70:
+            raise _err(where, start, "varint longer than 10 bytes (corrupt file)")
+
+
+def _varint(n: int) -> bytes:
+    if n < 0:
+        n &= (1 << 64) - 1
+    out = bytearray()
+    while True:
+        b = n & 0x7F
+        n >>= 7
+        if n:
+            out.append(b | 0x80)
+        else:
+            out.append(b)
+            return bytes(out)
+
+
+def _tag(number: int, wire: int) -> bytes:
+    return _varint((number << 3) | wire)
+
+
+def _signed(n: int, bits: int) -> int:
+    n &= (1 << bits) - 1
+    return n - (1 << bits) if n >> (bits - 1) else n
+
+
+class _Slot:
+    """One field occurrence as read: its number, its bytes, and what it decoded to."""
+
+    __slots__ = ("number", "wire", "raw", "name", "index", "value")
+
+    def __init__(self, number: int, wire: int, raw: bytes, name: str | None,
+                 index: int, value: Any) -> None:
+        self.number = number
+        self.wire = wire
+        self.raw = raw
+        self.name = name
+        self.index = index
+        self.value = value
+
+
+class Message:
+    """Base of the typed messages: ``FIELDS`` maps name -> (number, kind, repeated, default).
+
+    ``kind`` is a scalar kind or a :class:`Message` subclass.
+    """
+
+    FIELDS: ClassVar[dict[str, tuple[int, Any, bool, Any]]] = {}
+    _BY_NUMBER: ClassVar[dict[int, str]] = {}
+
+    def __init_subclass__(cls) -> None:
+        super().__init_subclass__()
+        cls._BY_NUMBER = {spec[0]: name for name, spec in cls.FIELDS.items()}
+
+    def __init__(self, **values: Any) -> None:
+        object.__setattr__(self, "_slots", [])
+        object.__setattr__(self, "_values", {})
+        for k, v in values.items():
+            setattr(self, k, v)
+
+    # ------------------------------------------------------------ attributes
+    def __getattr__(self, name: str) -> Any:
+        spec = type(self).FIELDS.get(name)
+        if spec is None:
+            raise AttributeError(f"{type(self).__name__} has no field {name!r}")
+        values = self.__dict__["_values"]
+        if name in values:
+            return values[name]
+        if spec[2]:  # repeated: an empty list that sticks
+            values[name] = []
+            return values[name]
+        kind = spec[1]
+        if isinstance(kind, type) and issubclass(kind, Message):
+            return None
+        return spec[3]
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name not in type(self).FIELDS:
+            raise AttributeError(f"{type(self).__name__} has no field {name!r}")
+        if value is None:
+            self.__dict__["_values"].pop(name, None)
+        else:
+            self.__dict__["_values"][name] = value
+
+    def has(self, name: str) -> bool:
+        """Whether the field is present (set, or read from the file)."""
+        v = self.__dict__["_values"].get(name)
+        return v is not None and (not type(self).FIELDS[name][2] or len(v) > 0)
+
+    def __repr__(self) -> str:
+        inner = ", ".join(
+            f"{k}={v!r}" if not isinstance(v, list) or len(v) < 8 else f"{k}=[{len(v)} items]"
+            for k, v in self.__dict__["_values"].items()
+        )
+        return f"{type(self).__name__}({inner})"
+
+    @property
+    def unknown_fields(self) -> list[tuple[int, int, bytes]]:
+        """Fields this reader does not know, as (number, wire type, raw bytes)."""
+        return [(s.number, s.wire, s.raw) for s in self.__dict__["_slots"] if s.name is None]
+
+    # --------------------------------------------------------------- parsing
+    @classmethod
+    def parse(cls, data: bytes, where: str | None = None, base: int = 0) -> Message:
+        """Decode ``data`` (offsets in errors are counted from ``base``)."""
+        where = where or cls.__name__
+        msg = cls()
+        slots: list[_Slot] = msg.__dict__["_slots"]
+        values: dict[str, Any] = msg.__dict__["_values"]
+        pos, end = 0, len(data)
+        while pos < end:
+            start = pos
+            key, pos = _read_varint(data, pos, end, where)
+            number, wire = key >> 3, key & 7
+            if number == 0:
+                raise _err(where, base + start, "field number 0 (corrupt file)")
+            name = cls._BY_NUMBER.get(number)
+            fwhere = f"{where}.{name}" if name else f"{where}.<field {number}>"
+            if wire == VARINT:
+                v, pos = _read_varint(data, pos, end, fwhere)
+                payload: Any = v
+            elif wire == I64:
+                if pos + 8 > end:
+                    raise _err(fwhere, base + pos, "truncated 64-bit value")
+                payload = data[pos : pos + 8]
+                pos += 8
+            elif wire == I32:
+                if pos + 4 > end:
+                    raise _err(fwhere, base + pos, "truncated 32-bit value")
+                payload = data[pos : pos + 4]
+                pos += 4
+            elif wire == LEN:
+                n, pos = _read_varint(data, pos, end, fwhere)
+                if pos + n > end:
+                    raise _err(
+                        fwhere, base + pos,
+                        f"length {n} runs past the end ({end - pos} bytes left; "
+                        f"the file is truncated or corrupt)",
+                    )
+                payload = (pos, data[pos : pos + n])
+                pos += n
+            else:
+                raise _err(fwhere, base + start, f"unsupported wire type {wire} (corrupt file)")
+            raw = data[start:pos]
+            if name is None:
+                slots.append(_Slot(number, wire, raw, None, 0, None))
+                continue
+            _, kind, repeated, _ = cls.FIELDS[name]
+            index = len(values.get(name, ())) if repeated else 0
+            iwhere = f"{fwhere}[{index}]" if repeated else fwhere
+            value = _decode(kind, wire, payload, iwhere, base)
+            if repeated:
+                values.setdefault(name, []).append(value)
+            else:
+                values[name] = value
+            slots.append(_Slot(number, wire, raw, name, index, value))
+        return msg
+
+    # ------------------------------------------------------------- writing
+    def serialize(self) -> bytes:
+        """The message's bytes: unchanged fields as read, the rest encoded canonically."""
+        out = bytearray()
+        values = self.__dict__["_values"]
+        slots: list[_Slot] = self.__dict__["_slots"]
+        last_index: dict[str, int] = {}
+        for s in slots:
+            if s.name is not None and type(self).FIELDS[s.name][2]:
+                last_index[s.name] = max(last_index.get(s.name, -1), s.index)
+        read_names = {s.name for s in slots if s.name is not None}
+        # fields set through attributes and not read: written in number order
+        pending = sorted(
+            (n for n in values if n not in read_names), key=lambda n: type(self).FIELDS[n][0]
+        )
+
+        def emit_new(upto: int | None) -> None:
+            while pending and (upto is None or type(self).FIELDS[pending[0]][0] <= upto):
+                name = pending.pop(0)
+                out.extend(self._encode_field(name, values[name]))
+
+        for s in slots:
+            if s.name is None:
+                emit_new(s.number)
+                out.extend(s.raw)
+                continue
+            emit_new(s.number)
+            number, kind, repeated, _ = type(self).FIELDS[s.name]
+            cur = values.get(s.name)
+            if repeated:
+                items = cur or []
+                if s.index < len(items):
+                    out.extend(self._encode_item(s, kind, number, items[s.index]))
+                if s.index == last_index[s.name]:
+                    for extra in items[s.index + 1 :]:
+                        out.extend(_encode_one(number, kind, extra))
+            else:
+                if cur is not None:
+                    out.extend(self._encode_item(s, kind, number, cur))
+        emit_new(None)
+        return bytes(out)
+
+    def _encode_item(self, s: _Slot, kind: Any, number: int, value: Any) -> bytes:
+        if isinstance(value, Message):
+            body = value.serialize()
+            fresh = _tag(number, LEN) + _varint(len(body)) + body
+            return s.raw if s.raw == fresh else fresh
+        if _same(kind, s.value, value):
+            return s.raw
+        return _encode_one(number, kind, value)
+
+    def _encode_field(self, name: str, value: Any) -> bytes:
+        number, kind, repeated, _ = type(self).FIELDS[name]
+        if repeated:
+            return b"".join(_encode_one(number, kind, v) for v in value)
+        return _encode_one(number, kind, value)
+
+
+def _same(kind: Any, a: Any, b: Any) -> bool:
+    if kind == FLOAT:
+        try:
+            return struct.pack("<f", a) == struct.pack("<f", b)
+        except (struct.error, TypeError):
+            return False
+    return type(a) is type(b) and a == b
+
+
+def _decode(kind: Any, wire: int, payload: Any, where: str, base: int) -> Any:
+    if isinstance(kind, type) and issubclass(kind, Message):
+        if wire != LEN:
+            raise _err(where, base, f"expected a message, found a {_WIRE_NAMES[wire]} value")
+        off, body = payload
+        return kind.parse(body, where, base + off)
+    expected = _WIRE_OF[kind]
+    if wire != expected:
+        raise _err(where, base, f"expected a {_WIRE_NAMES[expected]} value, found a "
+                   f"{_WIRE_NAMES.get(wire, str(wire))} one (corrupt file)")
+    if kind == STRING:
+        off, body = payload
+        try:
+            return body.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise _err(where, base + off + e.start, "not valid UTF-8") from None
+    if kind == BYTES:
+        return payload[1]
+    if kind == FLOAT:
+        return struct.unpack("<f", payload)[0]
+    if kind == BOOL:
+        return payload != 0
+    if kind in (INT32, ENUM):
+        return _signed(payload, 64) if payload >> 63 else _signed(payload, 32)
+    if kind == INT64:
+        return _signed(payload, 64)
+    return payload  # uint64
+
+
+def _encode_one(number: int, kind: Any, value: Any) -> bytes:
+    if isinstance(value, Message):
+        body = value.serialize()
+        return _tag(number, LEN) + _varint(len(body)) + body
+    if kind == STRING:
+        body = value.encode("utf-8")
+        return _tag(number, LEN) + _varint(len(body)) + body
+    if kind == BYTES:
+        body = bytes(value)
+        return _tag(number, LEN) + _varint(len(body)) + body
+    if kind == FLOAT:
+        return _tag(number, I32) + struct.pack("<f", value)
+    if kind == BOOL:
+        return _tag(number, VARINT) + _varint(1 if value else 0)
+    return _tag(number, VARINT) + _varint(int(value))
+

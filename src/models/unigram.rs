@@ -1,0 +1,771 @@
+//! Unigram language-model tokenization: every piece has a log-probability
+//! (its score) and a text is cut into the pieces whose scores sum highest
+//! (Viterbi over a trie of the pieces, linear in the text for a bounded
+//! piece length).
+//!
+//! Two flavours of exactness, chosen by how the model was loaded:
+//! - from `tokenizer.json` (`{"type": "Unigram", ...}`): as `tokenizers`
+//!   does it: scores in f64, every vocabulary entry can match, a character no
+//!   piece covers costs `min score - 10` and runs of them fuse into one
+//!   `<unk>` (or their bytes, `<0xXX>`, with byte fallback);
+//! - from a SentencePiece `.model` (`piece_types` present): as
+//!   `sentencepiece` does it: scores summed in f32, control/unknown/byte
+//!   pieces never match text, unused pieces are skipped, user-defined pieces
+//!   get the bonus that makes them win, and byte fallback applies to each
+//!   unknown piece.
+//!
+//! N-best segmentations and sampling (`nbest`, `sample`) follow
+//! `sentencepiece`'s lattice algorithms.
+
+pub mod lattice;
+pub mod pipeline;
+pub mod trie;
+
+use crate::error::{Error, Result};
+use crate::models::Model;
+use rustc_hash::FxHashMap;
+use serde_json::{json, Value};
+use trie::Trie;
+
+pub use lattice::Rng;
+
+const NONE: u32 = u32::MAX;
+const UNK_PENALTY: f64 = 10.0;
+
+/// `ModelProto.SentencePiece.Type`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PieceType {
+    Normal = 1,
+    Unknown = 2,
+    Control = 3,
+    UserDefined = 4,
+    Unused = 5,
+    Byte = 6,
+}
+
+impl PieceType {
+    pub fn from_i64(v: i64) -> Option<PieceType> {
+        Some(match v {
+            1 => PieceType::Normal,
+            2 => PieceType::Unknown,
+            3 => PieceType::Control,
+            4 => PieceType::UserDefined,
+            5 => PieceType::Unused,
+            6 => PieceType::Byte,
+            _ => return None,
+        })
+    }
+}
+
+/// What `sentencepiece` needs beyond the vocabulary.
+struct SpSemantics {
+    types: Vec<PieceType>,
+    scores: Vec<f32>,
+    min_score: f32,
+    max_score: f32,
+}
+
+pub struct Unigram {
+    pieces: Vec<(String, f64)>,
+    token_to_id: FxHashMap<String, u32>,
+    trie: Trie,
+    unk_id: Option<u32>,
+    pub byte_fallback: bool,
+    min_score: f64,
+    byte_ids: [u32; 256],
+    sp: Option<SpSemantics>,
+}
+
+/// One segment of a segmentation: start and end byte, id (`NONE`: unknown
+/// character and no `<unk>`).
+type Seg = (usize, usize, u32);
+
+#[inline]
+fn utf8_len(lead: u8) -> usize {
+    match lead {
+        0xF0..=0xFF => 4,
+        0xE0..=0xEF => 3,
+        0xC0..=0xDF => 2,
+        _ => 1,
+    }
+}
+
+/// The piece tables `sentencepiece` builds (`ModelInterface::InitializePieces`),
+/// with its checks.
+pub(crate) struct SpIndex {
+    /// normal, user-defined and unused pieces
+    pub normal: FxHashMap<String, u32>,
+    /// unknown, control and byte pieces
+    pub reserved: FxHashMap<String, u32>,
+    pub unk_id: u32,
+}
+
+impl SpIndex {
+    pub fn new(vocab: &[(String, f64)], types: &[PieceType], byte_fallback: bool) -> Result<SpIndex> {
+        if types.len() != vocab.len() {
+            return Err(Error::Format(format!(
+                "model.piece_types: {} types for {} pieces",
+                types.len(),
+                vocab.len()
+            )));
+        }
+        if vocab.is_empty() {
+            return Err(Error::Format("model.vocab: no pieces".into()));
+        }
+        let mut normal: FxHashMap<String, u32> = FxHashMap::default();
+        let mut reserved: FxHashMap<String, u32> = FxHashMap::default();
+        let mut unk_id = None;
+        let mut bytes_found = [false; 256];
+        for (i, ((p, _), t)) in vocab.iter().zip(types).enumerate() {
+            if p.is_empty() {
+                return Err(Error::Format(format!("model.vocab[{i}]: empty piece")));
+            }
+            let set = match t {
+                PieceType::Normal | PieceType::UserDefined | PieceType::Unused => &mut normal,
+                _ => &mut reserved,
+            };
+            if set.insert(p.clone(), i as u32).is_some() {
+                return Err(Error::Format(format!(
+                    "model.vocab[{i}]: the piece {p:?} is already defined"
+                )));
+            }
+            match t {
+                PieceType::Unknown => {
+                    if unk_id.is_some() {
+                        return Err(Error::Format(format!("model.vocab[{i}]: a second unknown piece {p:?}")));
+                    }
+                    unk_id = Some(i as u32);
+                }
+                PieceType::Byte => {
+                    if !byte_fallback {
+                        return Err(Error::Format(format!(
+                            "model.vocab[{i}]: byte piece {p:?} in a model without byte_fallback"
+                        )));
+                    }
+                    match parse_byte_piece(p) {
+                        Some(b) => bytes_found[b as usize] = true,
+                        None => return Err(Error::Format(format!("model.vocab[{i}]: invalid byte piece {p:?}"))),
+                    }
+                }
+                _ => {}
+            }
+        }
+        let Some(unk) = unk_id else {
+            return Err(Error::Format("model: no unknown piece (<unk>) is defined".into()));
+        };
+        if byte_fallback && bytes_found.iter().any(|f| !f) {
+            return Err(Error::Format(
+                "model: byte_fallback is set but the 256 byte pieces <0x00>..<0xFF> are not all there".into(),
+            ));
+        }
+        Ok(SpIndex {
+            normal,
+            reserved,
+            unk_id: unk,
+        })
+    }
+
+    /// `PieceToId`: reserved pieces first, then the others, else `<unk>`.
+    pub fn piece_to_id(&self, piece: &str) -> u32 {
+        self.reserved
+            .get(piece)
+            .or_else(|| self.normal.get(piece))
+            .copied()
+            .unwrap_or(self.unk_id)
+    }
+}
+
+impl Unigram {
+    /// A model with the semantics of `tokenizers` (`tokenizer.json`).
+    pub fn new(vocab: Vec<(String, f64)>, unk_id: Option<u32>, byte_fallback: bool) -> Result<Self> {
+        if let Some(u) = unk_id {
+            if vocab.is_empty() {
+                return Err(Error::Format("model.vocab: empty, but unk_id is set".into()));
+            }
+            if u as usize >= vocab.len() {
+                return Err(Error::Format(format!(
+                    "model.unk_id: {u} is not in the vocabulary ({} pieces)",
+                    vocab.len()
+                )));
+            }
+        }
+        if vocab.len() >= NONE as usize {
+            return Err(Error::Format("model.vocab: too many pieces".into()));
+        }
+        let mut token_to_id = FxHashMap::default();
+        token_to_id.reserve(vocab.len());
+        let mut min_score = f64::INFINITY;
+        for (i, (p, s)) in vocab.iter().enumerate() {
+            token_to_id.insert(p.clone(), i as u32);
+            if *s < min_score {
+                min_score = *s;
+            }
+        }
+        // the trie maps a piece to the id `token_to_id` gives it (the last duplicate)
+        let trie = Trie::build(
+            vocab
+                .iter()
+                .enumerate()
+                .map(|(i, (p, _))| (p.as_bytes(), i as u32))
+                .collect(),
+        );
+        let mut m = Unigram {
+            pieces: vocab,
+            token_to_id,
+            trie,
+            unk_id,
+            byte_fallback,
+            min_score,
+            byte_ids: [NONE; 256],
+            sp: None,
+        };
+        m.index_bytes();
+        Ok(m)
+    }
+
+    /// A model with the semantics of `sentencepiece` (a `.model` file):
+    /// `types[i]` is the type of piece `i`.
+    pub fn with_piece_types(vocab: Vec<(String, f64)>, types: Vec<PieceType>, byte_fallback: bool) -> Result<Self> {
+        let index = SpIndex::new(&vocab, &types, byte_fallback)?;
+        let unk = index.unk_id;
+        let mut min_score = f32::MAX;
+        let mut max_score = f32::MIN_POSITIVE;
+        let scores: Vec<f32> = vocab.iter().map(|(_, s)| *s as f32).collect();
+        for (s, t) in scores.iter().zip(&types) {
+            if *t == PieceType::Normal {
+                min_score = min_score.min(*s);
+                max_score = max_score.max(*s);
+            }
+        }
+        // `PieceToId`: reserved pieces first, then the others
+        let mut token_to_id: FxHashMap<String, u32> = FxHashMap::default();
+        for (p, i) in index.normal.iter().chain(index.reserved.iter()) {
+            token_to_id.insert(p.clone(), *i);
+        }
+        let trie = Trie::build(index.normal.iter().map(|(p, i)| (p.as_bytes(), *i)).collect());
+        let mut m = Unigram {
+            token_to_id,
+            trie,
+            unk_id: Some(unk),
+            byte_fallback,
+            min_score: min_score as f64,
+            byte_ids: [NONE; 256],
+            sp: Some(SpSemantics {
+                types,
+                scores,
+                min_score,
+                max_score,
+            }),
+            pieces: vocab,
+        };
+        m.index_bytes();
+        Ok(m)
+    }
+
+    fn index_bytes(&mut self) {
+        for b in 0..=255u8 {
+            if let Some(&id) = self.token_to_id.get(&format!("<0x{b:02X}>")) {
+                self.byte_ids[b as usize] = id;
+            }
+        }
+    }
+
+    pub fn unk_id(&self) -> Option<u32> {
+        self.unk_id
+    }
+
+    /// `(piece, score)` by id.
+    pub fn pieces(&self) -> &[(String, f64)] {
+        &self.pieces
+    }
+
+    pub fn piece_type(&self, id: u32) -> Option<PieceType> {
+        self.sp.as_ref().and_then(|sp| sp.types.get(id as usize).copied())
+    }
+
+    /// Whether the model follows `sentencepiece` (loaded from a `.model`).
+    pub fn is_sentencepiece(&self) -> bool {
+        self.sp.is_some()
+    }
+
+    /// The best segmentation of `text`: `(start, end, id)` per piece.
+    fn viterbi(&self, text: &str) -> Vec<Seg> {
+        match &self.sp {
+            Some(sp) => self.viterbi_sp(text, sp),
+            None => self.viterbi_hf(text),
+        }
+    }
+
+    fn viterbi_hf(&self, text: &str) -> Vec<Seg> {
+        let bytes = text.as_bytes();
+        let n = bytes.len();
+        let unk_score = self.min_score - UNK_PENALTY;
+        let unk = self.unk_id.unwrap_or(NONE);
+        // best path ending at each byte: (score, start, id); start NONE = not reached
+        let mut best: Vec<(f64, u32, u32)> = vec![(0.0, NONE, NONE); n + 1];
+        let mut pos = 0;
+        while pos < n {
+            let till = best[pos].0;
+            let mblen = utf8_len(bytes[pos]).min(n - pos);
+            let mut single = false;
+            let pieces = &self.pieces;
+            self.trie.prefixes(&bytes[pos..], |len, id| {
+                let cand = pieces[id as usize].1 + till;
+                let t = &mut best[pos + len];
+                if t.1 == NONE || cand > t.0 {
+                    *t = (cand, pos as u32, id);
+                }
+                if len == mblen {
+                    single = true;
+                }
+            });
+            if !single {
+                let cand = unk_score + till;
+                let t = &mut best[pos + mblen];
+                if t.1 == NONE || cand > t.0 {
+                    *t = (cand, pos as u32, unk);
+                }
+            }
+            pos += mblen;
+        }
+        backtrack(&best, n)
+    }
+
+    fn viterbi_sp(&self, text: &str, sp: &SpSemantics) -> Vec<Seg> {
+        // The released `sentencepiece` sums path scores in double precision
+        // (measured: single-precision sums pick other paths on long texts);
+        // piece scores are single precision.
+        let bytes = text.as_bytes();
+        let n = bytes.len();
+        let unk_score = (sp.min_score - UNK_PENALTY as f32) as f64;
+        let unk = self.unk_id.unwrap_or(NONE);
+        let mut best: Vec<(f64, u32, u32)> = vec![(0.0, NONE, NONE); n + 1];
+        let mut pos = 0;
+        while pos < n {
+            let till = best[pos].0;
+            let mblen = utf8_len(bytes[pos]).min(n - pos);
+            let mut single = false;
+            self.trie.prefixes(&bytes[pos..], |len, id| {
+                let ty = sp.types[id as usize];
+                if ty == PieceType::Unused {
+                    return;
+                }
+                // user-defined pieces get the bonus that makes them win
+                let score = if ty == PieceType::UserDefined {
+                    (len as f32 * sp.max_score) as f64 - 0.1
+                } else {
+                    sp.scores[id as usize] as f64
+                };
+                let cand = score + till;
+                let t = &mut best[pos + len];
+                if t.1 == NONE || cand > t.0 {
+                    *t = (cand, pos as u32, id);
+                }
+                if len == mblen {
+                    single = true;
+                }
+            });
+            if !single {
+                let cand = unk_score + till;
+                let t = &mut best[pos + mblen];
+                if t.1 == NONE || cand > t.0 {
+                    *t = (cand, pos as u32, unk);
+                }
+            }
+            pos += mblen;
+        }
+        backtrack(&best, n)
+    }
+
+    /// Turn a segmentation into `(id, byte length)` tokens: unknown runs
+    /// fused and byte fallback applied, as the loaded flavour does it.
+    fn emit(&self, text: &str, segs: &[Seg], out: &mut Vec<(u32, u32)>) {
+        if self.sp.is_some() {
+            self.emit_sp(text, segs, out)
+        } else {
+            self.emit_hf(text, segs, out)
+        }
+    }
+
+    fn emit_hf(&self, text: &str, segs: &[Seg], out: &mut Vec<(u32, u32)>) {
+        let unk = self.unk_id.unwrap_or(NONE);
+        let mut i = 0;
+        while i < segs.len() {
+            let (s, e, id) = segs[i];
+            if id == NONE || id == unk {
+                // `tokenizers` fuses runs of unknown pieces, then looks the
+                // fused string up again
+                let mut end = e;
+                let mut j = i + 1;
+                if id != NONE {
+                    while j < segs.len() && segs[j].2 == unk {
+                        end = segs[j].1;
+                        j += 1;
+                    }
+                }
+                self.emit_unknown(&text[s..end], out);
+                i = j;
+            } else {
+                out.push((id, (e - s) as u32));
+                i += 1;
+            }
+        }
+    }
+
+    fn emit_unknown(&self, piece: &str, out: &mut Vec<(u32, u32)>) {
+        if let Some(&id) = self.token_to_id.get(piece) {
+            out.push((id, piece.len() as u32));
+            return;
+        }
+        if self.byte_fallback && piece.bytes().all(|b| self.byte_ids[b as usize] != NONE) {
+            out.extend(piece.bytes().map(|b| (self.byte_ids[b as usize], 1)));
+            return;
+        }
+        // without an unknown token `tokenizers` refuses the text; the piece is dropped here
+        if let Some(u) = self.unk_id {
+            out.push((u, piece.len() as u32));
+        }
+    }
+
+    fn emit_sp(&self, text: &str, segs: &[Seg], out: &mut Vec<(u32, u32)>) {
+        let unk = self.unk_id.unwrap_or(NONE);
+        let mut prev_unk = false;
+        for &(s, e, id) in segs {
+            let is_unk = id == unk;
+            if is_unk && self.byte_fallback {
+                out.extend(text[s..e].bytes().map(|b| (self.byte_ids[b as usize], 1)));
+            } else if is_unk && prev_unk {
+                if let Some(last) = out.last_mut() {
+                    last.1 += (e - s) as u32;
+                }
+            } else {
+                out.push((id, (e - s) as u32));
+            }
+            prev_unk = is_unk;
+        }
+    }
+
+    /// Encode `text` as one piece (no pre-tokenization).
+    pub fn encode_str(&self, text: &str) -> Vec<(u32, u32)> {
+        let mut out = Vec::new();
+        self.encode_piece(text.as_bytes(), &mut out);
+        out
+    }
+
+    /// Up to `n` best segmentations of `text`, best first, with their scores.
+    pub fn nbest(&self, text: &str, n: usize) -> Vec<(Vec<(u32, u32)>, f64)> {
+        self.nbest_parts(&[text], n)
+    }
+
+    /// Up to `n` best segmentations of pre-tokenized text (no piece crosses
+    /// from one part into the next), best first, with their scores.
+    pub fn nbest_parts(&self, parts: &[&str], n: usize) -> Vec<(Vec<(u32, u32)>, f64)> {
+        let (text, bounds) = join_parts(parts);
+        if text.is_empty() {
+            return vec![(Vec::new(), 0.0)];
+        }
+        let n = n.clamp(1, 1024);
+        if n == 1 {
+            let mut out = Vec::new();
+            for p in parts {
+                self.encode_piece(p.as_bytes(), &mut out);
+            }
+            return vec![(out, 0.0)];
+        }
+        let lat = self.lattice(&text, &bounds);
+        lat.nbest(n)
+            .into_iter()
+            .map(|(segs, score)| (self.emit_parts(&text, &bounds, &segs), score))
+            .collect()
+    }
+
+    /// A sampled segmentation (subword regularization), as `sentencepiece`'s
+    /// `SampleEncode`: `nbest_size` 0 or 1 gives the best segmentation, more
+    /// than 1 samples among the `nbest_size` best with probabilities
+    /// `∝ exp(alpha · score)`, a negative value samples from the whole
+    /// lattice with inverse temperature `alpha`.
+    pub fn sample(&self, text: &str, nbest_size: i32, alpha: f64, rng: &mut Rng) -> Vec<(u32, u32)> {
+        self.sample_parts(&[text], nbest_size, alpha, rng)
+    }
+
+    /// [`Unigram::sample`] over pre-tokenized text.
+    pub fn sample_parts(&self, parts: &[&str], nbest_size: i32, alpha: f64, rng: &mut Rng) -> Vec<(u32, u32)> {
+        let (text, bounds) = join_parts(parts);
+        if text.is_empty() {
+            return Vec::new();
+        }
+        if nbest_size >= 0 && (nbest_size <= 1 || alpha == 0.0) {
+            return self.nbest_parts(parts, 1).swap_remove(0).0;
+        }
+        let lat = self.lattice(&text, &bounds);
+        let segs = if nbest_size < 0 {
+            lat.sample(alpha, rng)
+        } else {
+            let mut nb = lat.nbest(nbest_size.min(512) as usize);
+            if nb.is_empty() {
+                return self.nbest_parts(parts, 1).swap_remove(0).0;
+            }
+            let logp: Vec<f64> = nb.iter().map(|(_, s)| alpha * s).collect();
+            let max = logp.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+            let weights: Vec<f64> = logp.iter().map(|l| (l - max).exp()).collect();
+            let k = rng.pick(&weights);
+            nb.swap_remove(k).0
+        };
+        self.emit_parts(&text, &bounds, &segs)
+    }
+
+    /// Tokens of a lattice path, part by part (unknown runs never fuse across parts).
+    fn emit_parts(&self, text: &str, bounds: &[usize], segs: &[Seg]) -> Vec<(u32, u32)> {
+        let mut out = Vec::new();
+        let mut k = 0;
+        let mut start = 0;
+        for &end in bounds {
+            let mut local = Vec::new();
+            while k < segs.len() && segs[k].1 <= end {
+                let (a, b, id) = segs[k];
+                local.push((a - start, b - start, id));
+                k += 1;
+            }
+            self.emit(&text[start..end], &local, &mut out);
+            start = end;
+        }
+        out
+    }
+
+    /// The lattice of `text`, with no node crossing a part boundary (`bounds`:
+    /// the end of every part).
+    fn lattice(&self, text: &str, bounds: &[usize]) -> lattice::Lattice {
+        // sentencepiece's lattice sums single-precision scores
+        let f32_mode = self.sp.is_some();
+        let mut lat = lattice::Lattice::new(text, f32_mode);
+        let unk_score = match &self.sp {
+            Some(sp) => (sp.min_score - UNK_PENALTY as f32) as f64,
+            None => self.min_score - UNK_PENALTY,
+        };
+        let unk = self.unk_id.unwrap_or(NONE);
+        let bytes = text.as_bytes();
+        let mut part = 0;
+        for c in 0..lat.len() {
+            let start = lat.byte_of(c);
+            while part + 1 < bounds.len() && bounds[part] <= start {
+                part += 1;
+            }
+            let limit = bounds.get(part).copied().unwrap_or(text.len()).max(start);
+            let mut single = false;
+            self.trie.prefixes(&bytes[start..limit], |len, id| {
+                let Some(chars) = lat.chars_between(start, start + len) else {
+                    return;
+                };
+                let score = match &self.sp {
+                    Some(sp) => match sp.types[id as usize] {
+                        PieceType::Unused => return,
+                        // the lattice version counts characters
+                        PieceType::UserDefined => ((chars as f32 * sp.max_score) as f64 - 0.1) as f32 as f64,
+                        _ => sp.scores[id as usize] as f64,
+                    },
+                    None => self.pieces[id as usize].1,
+                };
+                lat.insert(c, chars, id, score);
+                if chars == 1 {
+                    single = true;
+                }
+            });
+            if !single {
+                lat.insert(c, 1, unk, unk_score);
+            }
+        }
+        lat
+    }
+}
+
+/// The parts joined, and where each ends.
+fn join_parts(parts: &[&str]) -> (String, Vec<usize>) {
+    let mut text = String::with_capacity(parts.iter().map(|p| p.len()).sum());
+    let mut bounds = Vec::with_capacity(parts.len());
+    for p in parts {
+        text.push_str(p);
+        bounds.push(text.len());
+    }
+    (text, bounds)
+}
+
+/// Follow the best-path links back from the end.
+fn backtrack<S: Copy>(best: &[(S, u32, u32)], n: usize) -> Vec<Seg> {
+    let mut segs = Vec::new();
+    let mut end = n;
+    while end > 0 {
+        let (_, start, id) = best[end];
+        if start == NONE || start as usize >= end {
+            break;
+        }
+        segs.push((start as usize, end, id));
+        end = start as usize;
+    }
+    segs.reverse();
+    segs
+}
+
+pub(crate) fn parse_byte_piece(p: &str) -> Option<u8> {
+    let hex = p.strip_prefix("<0x")?.strip_suffix('>')?;
+    if hex.len() != 2 || !hex.bytes().all(|b| b.is_ascii_digit() || (b'A'..=b'F').contains(&b)) {
+        return None;
+    }
+    u8::from_str_radix(hex, 16).ok()
+}
+
+impl Model for Unigram {
+    fn encode_piece(&self, piece: &[u8], out: &mut Vec<(u32, u32)>) {
+        if piece.is_empty() {
+            return;
+        }
+        let text = match std::str::from_utf8(piece) {
+            Ok(t) => t,
+            Err(_) => return, // pieces are cut at character boundaries of a String
+        };
+        let segs = self.viterbi(text);
+        self.emit(text, &segs, out);
+    }
+
+    fn id_to_bytes(&self, id: u32) -> Option<&[u8]> {
+        self.pieces.get(id as usize).map(|(p, _)| p.as_bytes())
+    }
+
+    fn token_to_id(&self, token: &[u8]) -> Option<u32> {
+        std::str::from_utf8(token)
+            .ok()
+            .and_then(|t| self.token_to_id.get(t).copied())
+    }
+
+    fn vocab_len(&self) -> usize {
+        self.pieces.len()
+    }
+
+    fn vocab_entries(&self) -> Vec<(u32, &[u8])> {
+        self.pieces
+            .iter()
+            .enumerate()
+            .map(|(i, (p, _))| (i as u32, p.as_bytes()))
+            .collect()
+    }
+
+    fn to_json(&self) -> Value {
+        let vocab: Vec<Value> = self.pieces.iter().map(|(p, s)| json!([p, s])).collect();
+        let mut m = serde_json::Map::new();
+        m.insert("type".into(), json!("Unigram"));
+        m.insert("unk_id".into(), json!(self.unk_id));
+        m.insert("vocab".into(), Value::Array(vocab));
+        m.insert("byte_fallback".into(), json!(self.byte_fallback));
+        if let Some(sp) = &self.sp {
+            // tokensmith's extension (`tokenizers` ignores it): sentencepiece semantics
+            let types: Vec<u8> = sp.types.iter().map(|t| *t as u8).collect();
+            m.insert("piece_types".into(), json!(types));
+        }
+        Value::Object(m)
+    }
+
+    fn push_token(&mut self, token: &[u8], id: u32) {
+        let Ok(tok) = std::str::from_utf8(token) else { return };
+        if (id as usize) < self.pieces.len() || id as usize != self.pieces.len() {
+            // already a piece (special tokens are in the vocabulary), or a gap
+            // a Unigram vocabulary cannot have
+            return;
+        }
+        self.pieces.push((tok.to_string(), 0.0));
+        self.token_to_id.insert(tok.to_string(), id);
+        if let Some(sp) = &mut self.sp {
+            sp.types.push(PieceType::UserDefined);
+            sp.scores.push(0.0);
+        }
+        self.trie = Trie::build(
+            self.token_to_id
+                .iter()
+                .filter(|(_, &i)| match &self.sp {
+                    Some(sp) => matches!(
+                        sp.types[i as usize],
+                        PieceType::Normal | PieceType::UserDefined | PieceType::Unused
+                    ),
+                    None => true,
+                })
+                .map(|(p, &i)| (p.as_bytes(), i))
+                .collect(),
+        );
+    }
+
+    fn set_unk(&mut self, unk: &str) {
+        if let Some(&id) = self.token_to_id.get(unk) {
+            self.unk_id = Some(id);
+        }
+    }
+    fn surface_token(&self, id: u32) -> bool {
+        Some(id) == self.unk_id
+    }
+}
+
+impl Unigram {
+    /// The `"model"` section of `tokenizer.json`.
+    pub fn from_json(model: &Value) -> Result<Self> {
+        let obj = model
+            .as_object()
+            .ok_or_else(|| Error::Format("model: expected an object".into()))?;
+        let unk_id = match obj.get("unk_id") {
+            None | Some(Value::Null) => None,
+            Some(v) => Some(
+                v.as_u64()
+                    .filter(|&u| u < NONE as u64)
+                    .ok_or_else(|| Error::Format(format!("model.unk_id: expected a non-negative integer, found {v}")))?
+                    as u32,
+            ),
+        };
+        let byte_fallback = match obj.get("byte_fallback") {
+            None | Some(Value::Null) => false,
+            Some(Value::Bool(b)) => *b,
+            Some(v) => {
+                return Err(Error::Format(format!(
+                    "model.byte_fallback: expected true or false, found {v}"
+                )))
+            }
+        };
+        let arr = obj
+            .get("vocab")
+            .ok_or_else(|| Error::Format("model.vocab: missing".into()))?
+            .as_array()
+            .ok_or_else(|| Error::Format("model.vocab: expected a list of [piece, score] pairs".into()))?;
+        let mut vocab = Vec::with_capacity(arr.len());
+        for (i, e) in arr.iter().enumerate() {
+            let pair = e.as_array().filter(|p| p.len() == 2);
+            let parsed = pair.and_then(|p| Some((p[0].as_str()?.to_string(), p[1].as_f64()?)));
+            match parsed {
+                Some(x) => vocab.push(x),
+                None => {
+                    return Err(Error::Format(format!(
+                        "model.vocab[{i}]: expected [piece, score], found {e}"
+                    )))
+                }
+            }
+        }
+        match obj.get("piece_types") {
+            None | Some(Value::Null) => Unigram::new(vocab, unk_id, byte_fallback),
+            Some(Value::Array(ts)) => {
+                let mut types = Vec::with_capacity(ts.len());
+                for (i, t) in ts.iter().enumerate() {
+                    let ty = t.as_i64().and_then(PieceType::from_i64).ok_or_else(|| {
+                        Error::Format(format!("model.piece_types[{i}]: {t} is not a piece type (1-6)"))
+                    })?;
+                    types.push(ty);
+                }
+                let m = Unigram::with_piece_types(vocab, types, byte_fallback)?;
+                if unk_id.is_some() && unk_id != m.unk_id {
+                    return Err(Error::Format(format!(
+                        "model.unk_id: {unk_id:?} is not the unknown piece ({:?})",
+                        m.unk_id
+                    )));
+                }
+                Ok(m)
+            }
+            Some(v) => Err(Error::Format(format!("model.piece_types: expected a list, found {v}"))),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

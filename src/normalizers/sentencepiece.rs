@@ -1,0 +1,272 @@
+//! The normalizer of a SentencePiece `.model`, exactly as `sentencepiece`
+//! runs it (`Normalizer::Normalize`):
+//!
+//! 1. left to right, the longest user-defined symbol at the position is kept
+//!    as is; otherwise the longest rule of the compiled charsmap rewrites the
+//!    input; otherwise one character passes;
+//! 2. with `remove_extra_whitespaces`: spaces at the start are dropped, a
+//!    rewrite that follows one ending in a space loses its leading spaces,
+//!    and trailing spaces (or `▁`, after escaping) are cut at the end;
+//! 3. `add_dummy_prefix` puts one space (`▁`) before the text (after it with
+//!    `treat_whitespace_as_suffix`), unless the text is empty;
+//! 4. `escape_whitespaces` writes every space as `▁` (U+2581).
+//!
+//! This differs from the `tokenizer.json` pipelines that converters build
+//! (`Precompiled` + `Metaspace`) on runs of spaces, on text that starts with
+//! `▁`, and where rules span grapheme clusters; `tokenizers` has no such
+//! component, so `tokenizer.json` files that use it load in tokensmith only.
+
+use crate::models::unigram::trie::Trie;
+use crate::normalizers::precompiled::Charsmap;
+use crate::normalizers::NormalizedString;
+use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
+use std::sync::Arc;
+
+const SPACE_SYMBOL: &str = "\u{2581}";
+
+fn yes() -> bool {
+    true
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct SentencePieceSpec {
+    #[serde(default)]
+    pub precompiled_charsmap: Option<Charsmap>,
+    #[serde(default = "yes")]
+    pub add_dummy_prefix: bool,
+    #[serde(default = "yes")]
+    pub remove_extra_whitespaces: bool,
+    #[serde(default = "yes")]
+    pub escape_whitespaces: bool,
+    #[serde(default)]
+    pub treat_whitespace_as_suffix: bool,
+    #[serde(default)]
+    pub user_defined_symbols: Vec<String>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(from = "SentencePieceSpec", into = "SentencePieceSpec")]
+pub struct SentencePieceNormalizer {
+    pub spec: SentencePieceSpec,
+    symbols: Option<Arc<Trie>>,
+}
+
+impl From<SentencePieceSpec> for SentencePieceNormalizer {
+    fn from(spec: SentencePieceSpec) -> Self {
+        let symbols = if spec.user_defined_symbols.is_empty() {
+            None
+        } else {
+            let keys = spec
+                .user_defined_symbols
+                .iter()
+                .filter(|s| !s.is_empty())
+                .map(|s| (s.as_bytes(), 0u32))
+                .collect();
+            Some(Arc::new(Trie::build(keys)))
+        };
+        SentencePieceNormalizer { spec, symbols }
+    }
+}
+
+impl From<SentencePieceNormalizer> for SentencePieceSpec {
+    fn from(n: SentencePieceNormalizer) -> Self {
+        n.spec
+    }
+}
+
+/// One rewrite: `input[start..end]` becomes `out`.
+struct Seg<'a> {
+    start: usize,
+    end: usize,
+    out: Cow<'a, str>,
+}
+
+impl SentencePieceNormalizer {
+    /// `(replacement, bytes consumed)` at the start of `input` (non-empty).
+    fn prefix<'a>(&'a self, input: &'a str) -> (&'a str, usize) {
+        if let Some(t) = &self.symbols {
+            if let Some((n, _)) = t.longest_prefix(input.as_bytes()) {
+                return (&input[..n], n);
+            }
+        }
+        if let Some(map) = &self.spec.precompiled_charsmap {
+            if let Some((n, rep)) = map.0.longest_prefix(input.as_bytes()) {
+                if input.is_char_boundary(n) {
+                    return (rep, n);
+                }
+            }
+        }
+        let n = input.chars().next().map_or(1, char::len_utf8);
+        (&input[..n], n)
+    }
+
+    pub fn normalize(&self, s: &mut NormalizedString) {
+        let input = std::mem::take(&mut s.text);
+        let chunks = self.rewrites(&input);
+        s.text = input;
+        s.transform(chunks);
+    }
+
+    /// The rewrites that turn `input` into its normalized form, as
+    /// `NormalizedString::transform` chunks.
+    fn rewrites(&self, input: &str) -> Vec<(usize, usize, String)> {
+        let spec = &self.spec;
+        let len = input.len();
+        if len == 0 {
+            return Vec::new();
+        }
+        let mut pos = 0;
+        if spec.remove_extra_whitespaces {
+            while pos < len {
+                let (rep, n) = self.prefix(&input[pos..]);
+                if rep != " " {
+                    break;
+                }
+                pos += n;
+            }
+        }
+        if pos == len {
+            return vec![(0, len, String::new())];
+        }
+        let space: &str = if spec.escape_whitespaces { SPACE_SYMBOL } else { " " };
+        let mut segs: Vec<Seg> = Vec::with_capacity(len / 2 + 4);
+        if pos > 0 {
+            segs.push(Seg {
+                start: 0,
+                end: pos,
+                out: Cow::Borrowed(""),
+            });
+        }
+        if !spec.treat_whitespace_as_suffix && spec.add_dummy_prefix {
+            segs.push(Seg {
+                start: pos,
+                end: pos,
+                out: Cow::Borrowed(space),
+            });
+        }
+        let mut prev_space = spec.remove_extra_whitespaces;
+        while pos < len {
+            let (rep, n) = self.prefix(&input[pos..]);
+            let mut sp = rep;
+            if prev_space {
+                sp = sp.trim_start_matches(' ');
+            }
+            let out: Cow<str> = if sp.is_empty() {
+                Cow::Borrowed("")
+            } else {
+                prev_space = sp.ends_with(' ');
+                if spec.escape_whitespaces && sp.contains(' ') {
+                    Cow::Owned(sp.replace(' ', SPACE_SYMBOL))
+                } else {
+                    Cow::Borrowed(sp)
+                }
+            };
+            segs.push(Seg {
+                start: pos,
+                end: pos + n,
+                out,
+            });
+            pos += n;
+            if !spec.remove_extra_whitespaces {
+                prev_space = false;
+            }
+        }
+        if spec.remove_extra_whitespaces {
+            // cut trailing spaces from the output, across rewrites
+            while let Some(seg) = segs.iter_mut().rev().find(|s| !s.out.is_empty()) {
+                if !seg.out.ends_with(space) {
+                    break;
+                }
+                let keep = seg.out.len() - space.len();
+                seg.out = Cow::Owned(seg.out[..keep].to_string());
+            }
+        }
+        if spec.treat_whitespace_as_suffix && spec.add_dummy_prefix {
+            segs.push(Seg {
+                start: len,
+                end: len,
+                out: Cow::Borrowed(space),
+            });
+        }
+        segs.into_iter()
+            .filter(|s| s.out != input[s.start..s.end])
+            .map(|s| (s.start, s.end, s.out.into_owned()))
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::normalizers::precompiled::tests::build;
+
+    fn norm(spec: SentencePieceSpec, text: &str) -> String {
+        let n = SentencePieceNormalizer::from(spec);
+        let mut s = NormalizedString::new(text, 0);
+        n.normalize(&mut s);
+        s.text
+    }
+
+    fn spec() -> SentencePieceSpec {
+        SentencePieceSpec {
+            precompiled_charsmap: None,
+            add_dummy_prefix: true,
+            remove_extra_whitespaces: true,
+            escape_whitespaces: true,
+            treat_whitespace_as_suffix: false,
+            user_defined_symbols: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn whitespace_rules_follow_sentencepiece() {
+        assert_eq!(norm(spec(), "  Hello   world  "), "\u{2581}Hello\u{2581}world");
+        assert_eq!(norm(spec(), "   "), "");
+        assert_eq!(norm(spec(), ""), "");
+        // a literal ▁ at the end is cut too; one at the start is kept after the dummy prefix
+        assert_eq!(norm(spec(), "\u{2581}a\u{2581}"), "\u{2581}\u{2581}a");
+        assert_eq!(norm(spec(), "\u{2581}"), "");
+        let keep = SentencePieceSpec {
+            remove_extra_whitespaces: false,
+            ..spec()
+        };
+        assert_eq!(
+            norm(keep, "  a  b "),
+            "\u{2581}\u{2581}\u{2581}a\u{2581}\u{2581}b\u{2581}"
+        );
+        let suffix = SentencePieceSpec {
+            treat_whitespace_as_suffix: true,
+            ..spec()
+        };
+        assert_eq!(norm(suffix, "a b"), "a\u{2581}b\u{2581}");
+        let plain = SentencePieceSpec {
+            escape_whitespaces: false,
+            add_dummy_prefix: false,
+            ..spec()
+        };
+        assert_eq!(norm(plain, " a  b "), "a b");
+    }
+
+    #[test]
+    fn charsmap_longest_match_and_user_symbols() {
+        let map = Charsmap::from_bytes(&build(&[("a", "A"), ("ab", "X"), ("\u{3000}", " "), ("\u{1}", "")])).unwrap();
+        let s = SentencePieceSpec {
+            precompiled_charsmap: Some(map),
+            user_defined_symbols: vec!["ab!".into()],
+            ..spec()
+        };
+        assert_eq!(norm(s.clone(), "abc a\u{3000} \u{1}x"), "\u{2581}Xc\u{2581}A\u{2581}x");
+        assert_eq!(norm(s, "ab!ab"), "\u{2581}ab!X");
+    }
+
+    #[test]
+    fn alignments_point_into_the_original() {
+        let n = SentencePieceNormalizer::from(spec());
+        let mut s = NormalizedString::new("  ab  c", 0);
+        n.normalize(&mut s);
+        assert_eq!(s.text, "\u{2581}ab\u{2581}c");
+        assert_eq!(s.original_range(3, 5), (2, 4));
+        assert_eq!(s.original_range(8, 9), (6, 7));
+    }
+}
