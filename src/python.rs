@@ -503,6 +503,79 @@ impl WordCounter_ {
             Err(e) => Err(err(e)),
         }
     }
+
+    /// WordPiece by likelihood: (tokens in id order, alphabet size, merges as
+    /// (left id, right id, token id, count)).
+    #[allow(clippy::too_many_arguments, clippy::type_complexity)]
+    #[pyo3(signature = (vocab_size, min_frequency, limit_alphabet, continuing_subword_prefix, max_input_chars_per_word, trace, callback=None))]
+    fn train_wordpiece(
+        &self,
+        py: Python<'_>,
+        vocab_size: usize,
+        min_frequency: u64,
+        limit_alphabet: Option<usize>,
+        continuing_subword_prefix: String,
+        max_input_chars_per_word: usize,
+        trace: usize,
+        callback: Option<PyObject>,
+    ) -> PyResult<(Vec<String>, usize, Vec<(u32, u32, u32, u64)>)> {
+        let cfg = crate::trainers::wordpiece::WordPieceTrainerConfig {
+            vocab_size,
+            min_frequency,
+            limit_alphabet,
+            continuing_subword_prefix,
+            max_input_chars_per_word,
+            trace,
+        };
+        let counts = &self.inner.counts;
+        let t = with_events(py, callback, |on_event| {
+            crate::trainers::wordpiece::train(counts, &cfg, on_event)
+        })?;
+        Ok((t.tokens, t.alphabet_size, t.merges))
+    }
+}
+
+/// Run a trainer without the GIL, passing its events to a Python callback
+/// (which may interrupt it by raising).
+fn with_events<T: Send>(
+    py: Python<'_>,
+    callback: Option<PyObject>,
+    run: impl FnOnce(&mut dyn FnMut(TrainEvent) -> crate::error::Result<()>) -> crate::error::Result<T> + Send,
+) -> PyResult<T> {
+    let mut pending: Option<PyErr> = None;
+    let result = py.allow_threads(|| {
+        let mut on_event = |ev: TrainEvent| -> crate::error::Result<()> {
+            let Some(cb) = &callback else { return Ok(()) };
+            Python::with_gil(|py| {
+                let r = match ev {
+                    TrainEvent::Merge {
+                        index,
+                        left,
+                        right,
+                        new_id,
+                        count,
+                    } => cb.call1(
+                        py,
+                        (
+                            "merge",
+                            (index, PyBytes::new(py, left), PyBytes::new(py, right), new_id, count),
+                        ),
+                    ),
+                    TrainEvent::Progress { done, total } => cb.call1(py, ("progress", (done, total))),
+                };
+                r.and_then(|_| py.check_signals()).map(|_| ()).map_err(|e| {
+                    pending = Some(e);
+                    Error::Interrupted
+                })
+            })
+        };
+        run(&mut on_event)
+    });
+    match result {
+        Ok(t) => Ok(t),
+        Err(Error::Interrupted) => Err(pending.unwrap_or_else(|| PyRuntimeError::new_err("training interrupted"))),
+        Err(e) => Err(err(e)),
+    }
 }
 
 /// Compile a regex as tokenizer pipelines do; raises ConfigError when invalid.

@@ -8,7 +8,6 @@ import multiprocessing
 import random
 
 import pytest
-
 import tokensmith as ts
 
 from .conftest import make_text

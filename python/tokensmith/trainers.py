@@ -47,15 +47,21 @@ def train(
     files: Files | None = None,
     *,
     texts: Iterable[str] | None = None,
-    model: Literal["bpe"] = "bpe",
+    model: Literal["bpe", "wordpiece"] = "bpe",
     vocab_size: int = 32_000,
     **options: Any,
 ) -> Tokenizer:
     """Train a tokenizer on files (paths, folders, globs) and/or an iterable of strings.
 
     ``model="bpe"`` trains byte-level BPE by default (see :func:`train_bpe`
-    for every option, among them character-level BPE with ``byte_level=False``).
+    for every option, among them character-level BPE with ``byte_level=False``);
+    ``model="wordpiece"`` trains a BERT-style WordPiece tokenizer by likelihood
+    (see :func:`tokensmith._train_wordpiece.train_wordpiece`).
     """
+    if model.lower() == "wordpiece":
+        from ._train_wordpiece import train_wordpiece
+
+        return train_wordpiece(files, texts=texts, vocab_size=vocab_size, **options)
     if model.lower() != "bpe":
         raise ConfigError(
             f"model={model!r}: this version trains 'bpe'; WordPiece and Unigram trainers are "

@@ -21,6 +21,7 @@ use rustc_hash::FxHashMap;
 use serde_json::{json, Map, Value};
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
+use std::sync::RwLock;
 
 const NONE: u32 = u32::MAX;
 
@@ -34,7 +35,19 @@ pub struct SentencePieceBpe {
     /// user-defined pieces, matched longest first and never merged
     frozen: Option<Trie>,
     token_to_id: FxHashMap<String, u32>,
+    /// no piece has `▁` after another character: the text can be cut
+    /// before every `▁` that follows something else, and the words encoded
+    /// one by one (and cached) with the same result
+    word_split: bool,
+    cache: RwLock<WordCache>,
 }
+
+/// word -> its `(id, byte length)` tokens
+type WordCache = FxHashMap<Box<str>, Box<[(u32, u32)]>>;
+
+const CACHE_CAPACITY: usize = 100_000;
+const CACHE_MAX_WORD: usize = 64;
+const SPACE: char = '\u{2581}';
 
 #[derive(Clone, Copy)]
 struct Symbol {
@@ -99,7 +112,16 @@ impl SentencePieceBpe {
         for (p, &i) in index.normal.iter().chain(index.reserved.iter()) {
             token_to_id.insert(p.clone(), i);
         }
+        // (and a lone `▁` is a piece or spelled in bytes, so that unknown
+        // characters never fuse across the cut)
+        let word_split = (byte_fallback || index.normal.contains_key("\u{2581}"))
+            && index
+                .normal
+                .keys()
+                .all(|p| p.trim_start_matches(SPACE).find(SPACE).is_none());
         Ok(SentencePieceBpe {
+            word_split,
+            cache: RwLock::new(FxHashMap::default()),
             scores: vocab.iter().map(|(_, s)| *s as f32).collect(),
             pieces: vocab,
             types,
@@ -215,9 +237,31 @@ impl SentencePieceBpe {
     }
 }
 
-impl Model for SentencePieceBpe {
-    fn encode_piece(&self, piece: &[u8], out: &mut Vec<(u32, u32)>) {
-        let Ok(text) = std::str::from_utf8(piece) else { return };
+impl SentencePieceBpe {
+    /// Encode one word (or the whole text), through the cache for short words.
+    fn encode_word(&self, text: &str, out: &mut Vec<(u32, u32)>) {
+        let cacheable = text.len() <= CACHE_MAX_WORD;
+        if cacheable {
+            if let Ok(c) = self.cache.read() {
+                if let Some(hit) = c.get(text) {
+                    out.extend_from_slice(hit);
+                    return;
+                }
+            }
+        }
+        let from = out.len();
+        self.encode_text(text, out);
+        if cacheable {
+            if let Ok(mut c) = self.cache.write() {
+                if c.len() >= CACHE_CAPACITY {
+                    c.clear();
+                }
+                c.insert(text.into(), out[from..].into());
+            }
+        }
+    }
+
+    fn encode_text(&self, text: &str, out: &mut Vec<(u32, u32)>) {
         let mut segs = Vec::new();
         self.segment(text, &mut segs);
         let unk = self.index.unk_id;
@@ -234,6 +278,29 @@ impl Model for SentencePieceBpe {
                 out.push((id, w.len() as u32));
             }
             prev_unk = is_unk;
+        }
+    }
+}
+
+impl Model for SentencePieceBpe {
+    fn encode_piece(&self, piece: &[u8], out: &mut Vec<(u32, u32)>) {
+        let Ok(text) = std::str::from_utf8(piece) else { return };
+        if !self.word_split {
+            return self.encode_text(text, out);
+        }
+        // cut before every `▁` that follows another character
+        let mut start = 0;
+        let mut prev_space = true;
+        for (i, c) in text.char_indices() {
+            let is_space = c == SPACE;
+            if is_space && !prev_space && i > start {
+                self.encode_word(&text[start..i], out);
+                start = i;
+            }
+            prev_space = is_space;
+        }
+        if start < text.len() {
+            self.encode_word(&text[start..], out);
         }
     }
 

@@ -56,10 +56,34 @@ fn read_varint(data: &[u8], pos: &mut usize, base: usize, where_: &str) -> Resul
     }
 }
 
+const MODEL_FIELDS: &[(u32, &str)] = &[
+    (1, "pieces"),
+    (2, "trainer_spec"),
+    (3, "normalizer_spec"),
+    (4, "self_test_data"),
+    (5, "denormalizer_spec"),
+];
+const PIECE_FIELDS: &[(u32, &str)] = &[(1, "piece"), (2, "score"), (3, "type")];
+const NORMALIZER_FIELDS: &[(u32, &str)] = &[
+    (1, "name"),
+    (2, "precompiled_charsmap"),
+    (3, "add_dummy_prefix"),
+    (4, "remove_extra_whitespaces"),
+    (5, "escape_whitespaces"),
+    (6, "normalization_rule_tsv"),
+];
+
 /// Every field of a message: `(number, value, offset of its value)`.
-fn fields<'a>(data: &'a [u8], base: usize, message: &str) -> Result<Vec<(u32, Wire<'a>, usize)>> {
+/// `names` name the fields in error messages (`pieces` counts its items).
+fn fields<'a>(
+    data: &'a [u8],
+    base: usize,
+    message: &str,
+    names: &[(u32, &str)],
+) -> Result<Vec<(u32, Wire<'a>, usize)>> {
     let mut out = Vec::new();
     let mut pos = 0usize;
+    let mut pieces = 0usize;
     while pos < data.len() {
         let start = pos;
         let key = read_varint(data, &mut pos, base, message)?;
@@ -67,7 +91,14 @@ fn fields<'a>(data: &'a [u8], base: usize, message: &str) -> Result<Vec<(u32, Wi
         if number == 0 {
             return Err(err(message, base + start, "field number 0 (corrupt file)"));
         }
-        let where_ = format!("{message}.<field {number}>");
+        let where_ = match names.iter().find(|(n, _)| *n == number) {
+            Some((_, "pieces")) => format!("{message}.pieces[{pieces}]"),
+            Some((_, name)) => format!("{message}.{name}"),
+            None => format!("{message}.<field {number}>"),
+        };
+        if names == MODEL_FIELDS && number == 1 {
+            pieces += 1;
+        }
         let value = match key & 7 {
             0 => Wire::Varint(read_varint(data, &mut pos, base, &where_)?),
             1 => {
@@ -159,7 +190,7 @@ fn norm_spec(data: &[u8], base: usize, name: &str) -> Result<NormSpec> {
         remove_extra_whitespaces: true,
         escape_whitespaces: true,
     };
-    for (n, w, at) in fields(data, base, name)? {
+    for (n, w, at) in fields(data, base, name, NORMALIZER_FIELDS)? {
         match n {
             2 => s.charsmap = as_bytes(&w, &format!("{name}.precompiled_charsmap"), at)?.to_vec(),
             3 => s.add_dummy_prefix = as_int(&w, &format!("{name}.add_dummy_prefix"), at)? != 0,
@@ -199,7 +230,7 @@ pub fn tokenizer_from_model_proto(data: &[u8]) -> Result<Tokenizer> {
     let mut unk_surface: Option<String> = None;
     let mut normalizer: Option<NormSpec> = None;
     let mut denormalizer: Option<NormSpec> = None;
-    for (n, w, at) in fields(data, 0, "ModelProto")? {
+    for (n, w, at) in fields(data, 0, "ModelProto", MODEL_FIELDS)? {
         match n {
             1 => {
                 let i = pieces.len();
@@ -208,7 +239,7 @@ pub fn tokenizer_from_model_proto(data: &[u8]) -> Result<Tokenizer> {
                     return Err(err(&where_, at, "expected a message"));
                 };
                 let (mut piece, mut score, mut ty) = (String::new(), 0.0f32, 1i64);
-                for (m, v, at2) in fields(body, off, &where_)? {
+                for (m, v, at2) in fields(body, off, &where_, PIECE_FIELDS)? {
                     match m {
                         1 => piece = as_str(&v, &format!("{where_}.piece"), at2)?.to_string(),
                         2 => score = as_f32(&v, &format!("{where_}.score"), at2)?,
@@ -227,7 +258,7 @@ pub fn tokenizer_from_model_proto(data: &[u8]) -> Result<Tokenizer> {
                 let Wire::Bytes(body, off) = w else {
                     return Err(err("ModelProto.trainer_spec", at, "expected a message"));
                 };
-                for (m, v, at2) in fields(body, off, "ModelProto.trainer_spec")? {
+                for (m, v, at2) in fields(body, off, "ModelProto.trainer_spec", &[])? {
                     let f = |name: &str| format!("ModelProto.trainer_spec.{name}");
                     match m {
                         3 => model_type = as_int(&v, &f("model_type"), at2)?,

@@ -20,7 +20,6 @@ use crate::models::unigram::trie::Trie;
 use crate::normalizers::precompiled::Charsmap;
 use crate::normalizers::NormalizedString;
 use serde::{Deserialize, Serialize};
-use std::borrow::Cow;
 use std::sync::Arc;
 
 const SPACE_SYMBOL: &str = "\u{2581}";
@@ -75,13 +74,6 @@ impl From<SentencePieceNormalizer> for SentencePieceSpec {
     }
 }
 
-/// One rewrite: `input[start..end]` becomes `out`.
-struct Seg<'a> {
-    start: usize,
-    end: usize,
-    out: Cow<'a, str>,
-}
-
 impl SentencePieceNormalizer {
     /// `(replacement, bytes consumed)` at the start of `input` (non-empty).
     fn prefix<'a>(&'a self, input: &'a str) -> (&'a str, usize) {
@@ -109,7 +101,7 @@ impl SentencePieceNormalizer {
     }
 
     /// The rewrites that turn `input` into its normalized form, as
-    /// `NormalizedString::transform` chunks.
+    /// `NormalizedString::transform` chunks (only what changes).
     fn rewrites(&self, input: &str) -> Vec<(usize, usize, String)> {
         let spec = &self.spec;
         let len = input.len();
@@ -130,20 +122,12 @@ impl SentencePieceNormalizer {
             return vec![(0, len, String::new())];
         }
         let space: &str = if spec.escape_whitespaces { SPACE_SYMBOL } else { " " };
-        let mut segs: Vec<Seg> = Vec::with_capacity(len / 2 + 4);
+        let mut chunks: Vec<(usize, usize, String)> = Vec::new();
         if pos > 0 {
-            segs.push(Seg {
-                start: 0,
-                end: pos,
-                out: Cow::Borrowed(""),
-            });
+            chunks.push((0, pos, String::new()));
         }
         if !spec.treat_whitespace_as_suffix && spec.add_dummy_prefix {
-            segs.push(Seg {
-                start: pos,
-                end: pos,
-                out: Cow::Borrowed(space),
-            });
+            chunks.push((pos, pos, space.to_string()));
         }
         let mut prev_space = spec.remove_extra_whitespaces;
         while pos < len {
@@ -152,47 +136,60 @@ impl SentencePieceNormalizer {
             if prev_space {
                 sp = sp.trim_start_matches(' ');
             }
-            let out: Cow<str> = if sp.is_empty() {
-                Cow::Borrowed("")
-            } else {
+            if !sp.is_empty() {
                 prev_space = sp.ends_with(' ');
-                if spec.escape_whitespaces && sp.contains(' ') {
-                    Cow::Owned(sp.replace(' ', SPACE_SYMBOL))
-                } else {
-                    Cow::Borrowed(sp)
-                }
-            };
-            segs.push(Seg {
-                start: pos,
-                end: pos + n,
-                out,
-            });
+            }
+            let escape = spec.escape_whitespaces && sp.contains(' ');
+            if escape {
+                chunks.push((pos, pos + n, sp.replace(' ', SPACE_SYMBOL)));
+            } else if sp != &input[pos..pos + n] {
+                chunks.push((pos, pos + n, sp.to_string()));
+            }
             pos += n;
             if !spec.remove_extra_whitespaces {
                 prev_space = false;
             }
         }
         if spec.remove_extra_whitespaces {
-            // cut trailing spaces from the output, across rewrites
-            while let Some(seg) = segs.iter_mut().rev().find(|s| !s.out.is_empty()) {
-                if !seg.out.ends_with(space) {
-                    break;
-                }
-                let keep = seg.out.len() - space.len();
-                seg.out = Cow::Owned(seg.out[..keep].to_string());
-            }
+            strip_trailing(input, space, &mut chunks);
         }
         if spec.treat_whitespace_as_suffix && spec.add_dummy_prefix {
-            segs.push(Seg {
-                start: len,
-                end: len,
-                out: Cow::Borrowed(space),
-            });
+            chunks.push((len, len, space.to_string()));
         }
-        segs.into_iter()
-            .filter(|s| s.out != input[s.start..s.end])
-            .map(|s| (s.start, s.end, s.out.into_owned()))
-            .collect()
+        chunks
+    }
+}
+
+/// Cut every trailing `space` from the output that `chunks` make of `input`,
+/// across rewrites and unchanged text alike.
+fn strip_trailing(input: &str, space: &str, chunks: &mut Vec<(usize, usize, String)>) {
+    // the output before input position `end`, with chunks[..ci] still ahead of it
+    let mut end = input.len();
+    let mut ci = chunks.len();
+    loop {
+        if ci > 0 && chunks[ci - 1].1 == end {
+            let c = &mut chunks[ci - 1];
+            if c.2.is_empty() {
+                end = c.0;
+                ci -= 1;
+                continue;
+            }
+            if !c.2.ends_with(space) {
+                return;
+            }
+            let keep = c.2.len() - space.len();
+            c.2.truncate(keep);
+            continue;
+        }
+        // unchanged input before `end`
+        let start = if ci > 0 { chunks[ci - 1].1 } else { 0 };
+        let region = &input[start..end];
+        let kept = region.trim_end_matches(space).len();
+        if kept == region.len() {
+            return;
+        }
+        chunks.insert(ci, (start + kept, end, String::new()));
+        end = start + kept;
     }
 }
 

@@ -2,6 +2,7 @@
 
 pub mod bpe;
 mod counter;
+pub mod wordpiece;
 
 pub(crate) use counter::cut_point;
 pub use counter::{cut_rule, CutRule};

@@ -73,8 +73,8 @@ def load_path(path: str | os.PathLike[str]) -> Tokenizer:
 
         return sentencepiece.load(p)
     raise UnsupportedComponentError(
-        f"{p}: tokensmith reads tokenizer.json, *.tiktoken and vocab.json + merges.txt in this "
-        f"version; "
+        f"{p}: tokensmith reads tokenizer.json, *.tiktoken, SentencePiece *.model, BERT "
+        f"vocab.txt and vocab.json + merges.txt in this version; "
         f"convert the file with the library that wrote it, or load its tokenizer.json"
     )
 
@@ -100,7 +100,8 @@ def save_path(tok: Tokenizer, path: str | os.PathLike[str], *, pretty: bool = Tr
         return sentencepiece.save(tok, p)
     if p.suffix.lower() != ".json":
         raise UnsupportedComponentError(
-            f"{p}: save to a .json path (tokenizer.json), a .tiktoken path, or a folder; "
+            f"{p}: save to a .json path (tokenizer.json), a .tiktoken or .model path, a "
+            f"vocab.txt path (WordPiece), or a folder; "
             f"for vocab.json + merges.txt use save_vocab_merges()"
         )
     return hf_json.save(tok, p, pretty=pretty)

@@ -152,57 +152,87 @@ class Message:
     def parse(cls, data: bytes, where: str | None = None, base: int = 0) -> Message:
         """Decode ``data`` (offsets in errors are counted from ``base``)."""
         where = where or cls.__name__
+        table = cls._table()
         msg = cls()
         slots: list[_Slot] = msg.__dict__["_slots"]
         values: dict[str, Any] = msg.__dict__["_values"]
         pos, end = 0, len(data)
+
+        def fname(number: int) -> str:
+            entry = table.get(number)
+            if entry is None:
+                return f"{where}.<field {number}>"
+            if entry[2]:
+                return f"{where}.{entry[0]}[{len(values.get(entry[0], ()))}]"
+            return f"{where}.{entry[0]}"
+
         while pos < end:
             start = pos
-            key, pos = _read_varint(data, pos, end, where)
+            b = data[pos]
+            if b < 0x80:
+                key = b
+                pos += 1
+            else:
+                key, pos = _read_varint(data, pos, end, where)
             number, wire = key >> 3, key & 7
             if number == 0:
                 raise _err(where, base + start, "field number 0 (corrupt file)")
-            name = cls._BY_NUMBER.get(number)
-            fwhere = f"{where}.{name}" if name else f"{where}.<field {number}>"
             if wire == VARINT:
-                v, pos = _read_varint(data, pos, end, fwhere)
-                payload: Any = v
-            elif wire == I64:
-                if pos + 8 > end:
-                    raise _err(fwhere, base + pos, "truncated 64-bit value")
-                payload = data[pos : pos + 8]
-                pos += 8
+                payload, pos = _read_varint(data, pos, end, fname(number))
             elif wire == I32:
                 if pos + 4 > end:
-                    raise _err(fwhere, base + pos, "truncated 32-bit value")
+                    raise _err(fname(number), base + pos, "truncated 32-bit value")
                 payload = data[pos : pos + 4]
                 pos += 4
             elif wire == LEN:
-                n, pos = _read_varint(data, pos, end, fwhere)
+                if pos < end and data[pos] < 0x80:
+                    n = data[pos]
+                    pos += 1
+                else:
+                    n, pos = _read_varint(data, pos, end, fname(number))
                 if pos + n > end:
                     raise _err(
-                        fwhere, base + pos,
+                        fname(number), base + pos,
                         f"length {n} runs past the end ({end - pos} bytes left; "
                         f"the file is truncated or corrupt)",
                     )
                 payload = (pos, data[pos : pos + n])
                 pos += n
+            elif wire == I64:
+                if pos + 8 > end:
+                    raise _err(fname(number), base + pos, "truncated 64-bit value")
+                payload = data[pos : pos + 8]
+                pos += 8
             else:
-                raise _err(fwhere, base + start, f"unsupported wire type {wire} (corrupt file)")
+                raise _err(fname(number), base + start,
+                           f"unsupported wire type {wire} (corrupt file)")
             raw = data[start:pos]
-            if name is None:
+            entry = table.get(number)
+            if entry is None:
                 slots.append(_Slot(number, wire, raw, None, 0, None))
                 continue
-            _, kind, repeated, _ = cls.FIELDS[name]
-            index = len(values.get(name, ())) if repeated else 0
-            iwhere = f"{fwhere}[{index}]" if repeated else fwhere
-            value = _decode(kind, wire, payload, iwhere, base)
+            name, kind, repeated = entry
             if repeated:
-                values.setdefault(name, []).append(value)
+                items = values.get(name)
+                if items is None:
+                    items = values[name] = []
+                index = len(items)
+                value = _decode(kind, wire, payload, f"{where}.{name}[{index}]", base, base + start)
+                items.append(value)
             else:
+                index = 0
+                value = _decode(kind, wire, payload, f"{where}.{name}", base, base + start)
                 values[name] = value
             slots.append(_Slot(number, wire, raw, name, index, value))
         return msg
+
+    @classmethod
+    def _table(cls) -> dict[int, tuple[str, Any, bool]]:
+        t = cls.__dict__.get("_TABLE")
+        if t is None:
+            t = {spec[0]: (name, spec[1], spec[2]) for name, spec in cls.FIELDS.items()}
+            cls._TABLE = t
+        return t
 
     # ------------------------------------------------------------- writing
     def serialize(self) -> bytes:
@@ -271,15 +301,18 @@ def _same(kind: Any, a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b
 
 
-def _decode(kind: Any, wire: int, payload: Any, where: str, base: int) -> Any:
+def _decode(kind: Any, wire: int, payload: Any, where: str, base: int, at: int) -> Any:
+    """Decode one field value; ``base`` is the message's offset, ``at`` the field's."""
+    if kind == FLOAT and wire == I32:
+        return struct.unpack("<f", payload)[0]
     if isinstance(kind, type) and issubclass(kind, Message):
         if wire != LEN:
-            raise _err(where, base, f"expected a message, found a {_WIRE_NAMES[wire]} value")
+            raise _err(where, at, f"expected a message, found a {_WIRE_NAMES[wire]} value")
         off, body = payload
         return kind.parse(body, where, base + off)
     expected = _WIRE_OF[kind]
     if wire != expected:
-        raise _err(where, base, f"expected a {_WIRE_NAMES[expected]} value, found a "
+        raise _err(where, at, f"expected a {_WIRE_NAMES[expected]} value, found a "
                    f"{_WIRE_NAMES.get(wire, str(wire))} one (corrupt file)")
     if kind == STRING:
         off, body = payload

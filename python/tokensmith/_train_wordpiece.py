@@ -1,0 +1,200 @@
+"""WordPiece training (BERT): corpora in, a BERT-style :class:`Tokenizer` out.
+
+Reached through ``tokensmith.train(..., model="wordpiece")``.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, Literal, TextIO
+
+from . import _core
+from .corpus import Files, expand, feed_files, feed_texts
+from .errors import ConfigError, EmptyCorpusError, VocabSizeError
+from .tokenizer import Tokenizer
+
+__all__ = ["train_wordpiece"]
+
+BERT_SPECIALS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
+
+
+def train_wordpiece(
+    files: Files | None = None,
+    *,
+    texts: Iterable[str] | None = None,
+    vocab_size: int = 30_000,
+    min_frequency: int = 2,
+    special_tokens: Sequence[str] = BERT_SPECIALS,
+    unk_token: str = "[UNK]",
+    cls_token: str = "[CLS]",
+    sep_token: str = "[SEP]",
+    limit_alphabet: int | None = 1000,
+    continuing_subword_prefix: str = "##",
+    lowercase: bool = True,
+    strip_accents: bool | None = None,
+    clean_text: bool = True,
+    handle_chinese_chars: bool = True,
+    max_input_chars_per_word: int = 100,
+    errors: Literal["strict", "replace", "skip"] = "strict",
+    verbose: bool = False,
+    trace: int = 20,
+    progress: bool | None = None,
+    stream: TextIO | None = None,
+    callback: Callable[[str, tuple[Any, ...]], None] | None = None,
+    **other: Any,
+) -> Tokenizer:
+    """Train a WordPiece tokenizer the way BERT's is built.
+
+    Text goes through ``BertNormalizer`` (``lowercase``, ``strip_accents`` —
+    ``None`` follows ``lowercase`` —, ``clean_text``, ``handle_chinese_chars``)
+    and ``BertPreTokenizer``; words start as characters, continuations spelled
+    with ``continuing_subword_prefix``. Each step merges the adjacent pair
+    ``(a, b)`` with the highest likelihood score
+    ``count(ab) / (count(a) * count(b))`` over the current segmentation of the
+    corpus; ties go to the higher pair count, then the smaller
+    ``(left id, right id)``. Pairs seen fewer than ``min_frequency`` times
+    never merge. The score favours pairs of rare symbols (frequent ones merge
+    last), so on web text ``min_frequency`` decides how much of the vocabulary
+    goes to rare strings: raise it for more whole common words.
+
+    ``vocab_size`` counts everything: the special tokens (ids 0, 1, … in the
+    order given), the alphabet (the ``limit_alphabet`` most frequent
+    characters, word-initial and continuation forms; words with any other
+    character are left out, since WordPiece could only encode them as
+    ``unk_token``) and the learned tokens. With ``cls_token`` and
+    ``sep_token`` among the special tokens the tokenizer adds them as BERT
+    does (``[CLS] A [SEP]``, ``[CLS] A [SEP] B [SEP]``).
+    """
+    out = stream or sys.stderr
+    if other:
+        raise ConfigError(
+            f"{', '.join(sorted(other))}: not an option of WordPiece training (BPE options such "
+            f"as pattern, byte_level or max_token_length do not apply)"
+        )
+    if files is None and texts is None:
+        raise ConfigError("give files (paths, folders or globs) or texts=[...] to train on")
+    if isinstance(vocab_size, bool) or not isinstance(vocab_size, int) or vocab_size <= 0:
+        raise VocabSizeError(f"vocab_size must be a positive integer, got {vocab_size!r}")
+    if errors not in ("strict", "replace", "skip"):
+        raise ConfigError(f"errors must be 'strict', 'replace' or 'skip', not {errors!r}")
+    if limit_alphabet is not None and limit_alphabet < 1:
+        raise ConfigError("limit_alphabet must be at least 1 (or None for no limit)")
+    if max_input_chars_per_word < 1:
+        raise ConfigError("max_input_chars_per_word must be at least 1")
+    specials = list(dict.fromkeys(special_tokens))
+    if any(not s for s in specials):
+        raise ConfigError("special tokens cannot be empty strings")
+    if not unk_token:
+        raise ConfigError("WordPiece needs an unk_token for the words it cannot split")
+    if unk_token not in specials:
+        specials.append(unk_token)
+    if vocab_size <= len(specials):
+        raise VocabSizeError(
+            f"vocab_size={vocab_size} leaves no room beside the {len(specials)} special tokens"
+        )
+
+    normalizer = {"type": "BertNormalizer", "clean_text": clean_text,
+                  "handle_chinese_chars": handle_chinese_chars,
+                  "strip_accents": strip_accents, "lowercase": lowercase}
+    pre = {"type": "BertPreTokenizer"}
+    t0 = time.monotonic()
+    counter = _core.WordCounter(json.dumps({"normalizer": normalizer, "pre_tokenizer": pre}))
+    n_bytes = 0
+    if files is not None:
+        paths = expand(files)
+        if verbose:
+            print(f"counting words in {len(paths)} file(s) …", file=out)
+        n_bytes += feed_files(counter, paths, errors)
+    if texts is not None:
+        if isinstance(texts, str):
+            raise ConfigError("texts must be an iterable of strings, not one string; "
+                              "wrap it: texts=[text]")
+        n_bytes += feed_texts(counter, texts)
+    if counter.distinct == 0:
+        raise EmptyCorpusError("the corpus is empty: there is no text to train on")
+    if verbose:
+        print(f"{n_bytes:,} bytes, {counter.distinct:,} distinct words "
+              f"({time.monotonic() - t0:.1f} s)", file=out)
+
+    show_bar = verbose if progress is None else progress
+    bar = None
+
+    def on_event(kind: str, data: tuple[Any, ...]) -> None:
+        nonlocal bar
+        if callback is not None:
+            callback(kind, data)
+        if kind == "merge" and verbose:
+            from .trainers import format_merge
+
+            print(format_merge(*data), file=out)
+        elif kind == "progress" and show_bar:
+            done, total = data
+            if bar is None:
+                from ._progress import Progress
+
+                bar = Progress(total, "tokens", out)
+            bar.update(done)
+
+    t1 = time.monotonic()
+    tokens, alphabet, merges = counter.train_wordpiece(
+        vocab_size - len(specials),
+        min_frequency,
+        limit_alphabet,
+        continuing_subword_prefix,
+        max_input_chars_per_word,
+        trace if verbose or callback else 0,
+        on_event if (verbose or callback or show_bar) else None,
+    )
+    if bar is not None:
+        bar.close(len(tokens) - alphabet)
+    vocab: dict[str, int] = {s: i for i, s in enumerate(specials)}
+    for t in tokens:
+        vocab.setdefault(t, len(vocab))
+    spec = _spec(vocab, specials, normalizer, pre, unk_token, cls_token, sep_token,
+                 continuing_subword_prefix, max_input_chars_per_word)
+    from .formats.hf_json import loads
+
+    tok = loads(json.dumps(spec, ensure_ascii=False))
+    if verbose:
+        print(f"learned {len(tokens) - alphabet:,} tokens ({len(merges):,} merges) in "
+              f"{time.monotonic() - t1:.1f} s; vocabulary {tok.vocab_size:,} tokens", file=out)
+    return tok
+
+
+def _spec(vocab: dict[str, int], specials: list[str], normalizer: dict[str, Any],
+          pre: dict[str, Any], unk: str, cls: str, sep: str, prefix: str,
+          max_chars: int) -> dict[str, Any]:
+    added = [
+        {"id": vocab[s], "content": s, "single_word": False, "lstrip": False, "rstrip": False,
+         "normalized": False, "special": True}
+        for s in specials
+    ]
+    post = None
+    if cls in vocab and sep in vocab and cls in specials and sep in specials:
+        post = {
+            "type": "TemplateProcessing",
+            "single": [{"SpecialToken": {"id": cls, "type_id": 0}},
+                       {"Sequence": {"id": "A", "type_id": 0}},
+                       {"SpecialToken": {"id": sep, "type_id": 0}}],
+            "pair": [{"SpecialToken": {"id": cls, "type_id": 0}},
+                     {"Sequence": {"id": "A", "type_id": 0}},
+                     {"SpecialToken": {"id": sep, "type_id": 0}},
+                     {"Sequence": {"id": "B", "type_id": 1}},
+                     {"SpecialToken": {"id": sep, "type_id": 1}}],
+            "special_tokens": {t: {"id": t, "ids": [vocab[t]], "tokens": [t]} for t in (cls, sep)},
+        }
+    return {
+        "version": "1.0",
+        "truncation": None,
+        "padding": None,
+        "added_tokens": added,
+        "normalizer": normalizer,
+        "pre_tokenizer": pre,
+        "post_processor": post,
+        "decoder": {"type": "WordPiece", "prefix": prefix, "cleanup": True},
+        "model": {"type": "WordPiece", "unk_token": unk, "continuing_subword_prefix": prefix,
+                  "max_input_chars_per_word": max_chars, "vocab": vocab},
+    }

@@ -1,0 +1,546 @@
+//! The WordPiece trainer: merges chosen by likelihood, as the literature
+//! defines WordPiece (Schuster & Nakajima 2012; Wu et al. 2016).
+//!
+//! Words (distinct pre-tokenized pieces) start as characters: the first as
+//! itself, the others with the continuation prefix (`h ##u ##g`). Each step
+//! merges the adjacent pair `(a, b)` with the highest score
+//!
+//! ```text
+//! score(a, b) = count(a b) / (count(a) * count(b))
+//! ```
+//!
+//! where the counts are those of the current segmentation of the corpus: the
+//! merge that most increases the likelihood of a unigram model of the
+//! training data. The new token is `a` followed by `b` without its prefix;
+//! when two different pairs spell the same token, they share its id.
+//!
+//! Tie-break (documented): the score is computed in `f64`; among equal
+//! scores the pair with the higher count wins, then the pair with the
+//! smaller (left id, right id). Results do not depend on the thread count.
+//!
+//! A merge changes `count(a)` and `count(b)`, which raises the score of every
+//! other pair that holds `a` or `b`: those pairs are pushed on the heap again
+//! (an index from each token to its neighbours finds them). Scores that fall
+//! are corrected lazily when their entry comes out of the heap.
+
+use super::TrainEvent;
+use crate::error::{Error, Result};
+use rustc_hash::{FxHashMap, FxHashSet};
+use std::cmp::{Ordering, Reverse};
+use std::collections::BinaryHeap;
+
+#[derive(Clone, Debug)]
+pub struct WordPieceTrainerConfig {
+    /// Size of the vocabulary without the special tokens.
+    pub vocab_size: usize,
+    /// A pair merges only if it occurs at least this often.
+    pub min_frequency: u64,
+    /// Keep the most frequent characters only; words with any other character
+    /// are left out (WordPiece could only encode them as the unknown token).
+    pub limit_alphabet: Option<usize>,
+    pub continuing_subword_prefix: String,
+    /// Words longer than this (in characters) are left out: WordPiece encodes
+    /// them as the unknown token.
+    pub max_input_chars_per_word: usize,
+    /// Report the first `trace` merges one by one.
+    pub trace: usize,
+}
+
+pub struct TrainedWordPiece {
+    /// Token strings in id order: the alphabet, then the learned tokens.
+    pub tokens: Vec<String>,
+    pub alphabet_size: usize,
+    /// (left id, right id, token id, pair count) per merge, in order.
+    pub merges: Vec<(u32, u32, u32, u64)>,
+}
+
+type Pair = (u32, u32);
+
+/// A heap entry: higher score first, then higher count, then smaller pair.
+#[derive(Clone, Copy, PartialEq)]
+struct Entry {
+    score: f64,
+    count: u64,
+    pair: Pair,
+}
+
+impl Eq for Entry {}
+
+impl Ord for Entry {
+    fn cmp(&self, o: &Self) -> Ordering {
+        self.score
+            .total_cmp(&o.score)
+            .then(self.count.cmp(&o.count))
+            .then(Reverse(self.pair).cmp(&Reverse(o.pair)))
+    }
+}
+
+impl PartialOrd for Entry {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+
+struct State {
+    sym_count: Vec<u64>,
+    pair_counts: FxHashMap<Pair, u64>,
+    /// for each token, the tokens that follow it in some pair, and those that precede it
+    right_of: Vec<FxHashSet<u32>>,
+    left_of: Vec<FxHashSet<u32>>,
+    heap: BinaryHeap<Entry>,
+}
+
+impl State {
+    fn entry(&self, pair: Pair) -> Option<Entry> {
+        let count = *self.pair_counts.get(&pair)?;
+        let (ca, cb) = (self.sym_count[pair.0 as usize], self.sym_count[pair.1 as usize]);
+        if count == 0 || ca == 0 || cb == 0 {
+            return None;
+        }
+        Some(Entry {
+            score: count as f64 / (ca as f64 * cb as f64),
+            count,
+            pair,
+        })
+    }
+
+    fn push(&mut self, pair: Pair) {
+        if let Some(e) = self.entry(pair) {
+            self.heap.push(e);
+        }
+    }
+
+    fn add_pair(&mut self, pair: Pair, delta: i64) {
+        let c = self.pair_counts.entry(pair).or_insert(0);
+        let was = *c;
+        let now = (was as i64 + delta).max(0) as u64;
+        *c = now;
+        if now == 0 {
+            self.pair_counts.remove(&pair);
+            self.right_of[pair.0 as usize].remove(&pair.1);
+            self.left_of[pair.1 as usize].remove(&pair.0);
+        } else if was == 0 {
+            self.right_of[pair.0 as usize].insert(pair.1);
+            self.left_of[pair.1 as usize].insert(pair.0);
+        }
+    }
+
+    fn grow(&mut self, n: usize) {
+        while self.sym_count.len() < n {
+            self.sym_count.push(0);
+            self.right_of.push(FxHashSet::default());
+            self.left_of.push(FxHashSet::default());
+        }
+    }
+
+    /// Drop stale entries when the heap grows far beyond the live pairs.
+    fn compact(&mut self) {
+        if self.heap.len() > 4 * self.pair_counts.len() + (1 << 20) {
+            let pairs: Vec<Pair> = self.pair_counts.keys().copied().collect();
+            self.heap.clear();
+            for p in pairs {
+                self.push(p);
+            }
+        }
+    }
+}
+
+pub fn train(
+    counts: &FxHashMap<Vec<u8>, u64>,
+    cfg: &WordPieceTrainerConfig,
+    on_event: &mut dyn FnMut(TrainEvent) -> Result<()>,
+) -> Result<TrainedWordPiece> {
+    if counts.is_empty() {
+        return Err(Error::Corpus("the corpus is empty: no text to learn from".into()));
+    }
+    let prefix = cfg.continuing_subword_prefix.as_str();
+    // deterministic word order
+    let mut entries: Vec<(String, u64)> = counts
+        .iter()
+        .map(|(k, v)| (String::from_utf8_lossy(k).into_owned(), *v))
+        .filter(|(w, _)| w.chars().count() <= cfg.max_input_chars_per_word)
+        .collect();
+    entries.sort_unstable();
+
+    // 1. the alphabet: the most frequent characters (ties: smaller character)
+    let mut freq: FxHashMap<char, u64> = FxHashMap::default();
+    for (w, c) in &entries {
+        for ch in w.chars() {
+            *freq.entry(ch).or_insert(0) += c;
+        }
+    }
+    let mut chars: Vec<(char, u64)> = freq.into_iter().collect();
+    chars.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    if let Some(limit) = cfg.limit_alphabet {
+        chars.truncate(limit);
+    }
+    let keep: FxHashSet<char> = chars.iter().map(|c| c.0).collect();
+    entries.retain(|(w, _)| w.chars().all(|c| keep.contains(&c)));
+    // word-initial forms first, then continuation forms, each by character
+    let mut initial: Vec<char> = Vec::new();
+    let mut continuation: Vec<char> = Vec::new();
+    {
+        let (mut ini, mut cont) = (FxHashSet::default(), FxHashSet::default());
+        for (w, _) in &entries {
+            for (i, ch) in w.chars().enumerate() {
+                if i == 0 {
+                    ini.insert(ch);
+                } else {
+                    cont.insert(ch);
+                }
+            }
+        }
+        initial.extend(ini);
+        continuation.extend(cont);
+        initial.sort_unstable();
+        continuation.sort_unstable();
+    }
+    let mut tokens: Vec<String> = initial.iter().map(|c| c.to_string()).collect();
+    tokens.extend(continuation.iter().map(|c| format!("{prefix}{c}")));
+    let mut ids: FxHashMap<String, u32> = tokens.iter().enumerate().map(|(i, t)| (t.clone(), i as u32)).collect();
+    let alphabet_size = tokens.len();
+    if cfg.vocab_size < alphabet_size {
+        return Err(Error::VocabSize(format!(
+            "vocab_size {} is smaller than the alphabet ({} symbols: characters that start a word, and \
+             characters that continue one) plus the special tokens; raise vocab_size or set limit_alphabet",
+            cfg.vocab_size, alphabet_size
+        )));
+    }
+
+    // 2. words as symbols, counts of symbols and pairs, the pair -> words index
+    let wcounts: Vec<u64> = entries.iter().map(|e| e.1).collect();
+    let mut words: Vec<Vec<u32>> = Vec::with_capacity(entries.len());
+    let mut key = String::new();
+    for (w, _) in &entries {
+        let mut syms = Vec::with_capacity(w.len());
+        for (i, ch) in w.chars().enumerate() {
+            key.clear();
+            if i > 0 {
+                key.push_str(prefix);
+            }
+            key.push(ch);
+            syms.push(
+                ids.get(key.as_str())
+                    .copied()
+                    .ok_or_else(|| Error::Config(format!("internal: symbol {key:?} missing from the alphabet")))?,
+            );
+        }
+        words.push(syms);
+    }
+    let mut st = State {
+        sym_count: Vec::new(),
+        pair_counts: FxHashMap::default(),
+        right_of: Vec::new(),
+        left_of: Vec::new(),
+        heap: BinaryHeap::new(),
+    };
+    st.grow(tokens.len());
+    let mut where_: FxHashMap<Pair, Vec<u32>> = FxHashMap::default();
+    for (wi, w) in words.iter().enumerate() {
+        let c = wcounts[wi];
+        for &s in w {
+            st.sym_count[s as usize] += c;
+        }
+        for p in w.windows(2) {
+            let pair = (p[0], p[1]);
+            st.add_pair(pair, c as i64);
+            let list = where_.entry(pair).or_default();
+            if list.last() != Some(&(wi as u32)) {
+                list.push(wi as u32);
+            }
+        }
+    }
+    let all: Vec<Pair> = st.pair_counts.keys().copied().collect();
+    for p in all {
+        st.push(p);
+    }
+
+    // 3. merge loop
+    let target = cfg.vocab_size - alphabet_size;
+    let mut merges: Vec<(u32, u32, u32, u64)> = Vec::new();
+    let mut learned = 0usize;
+    let mut deltas: FxHashMap<Pair, i64> = FxHashMap::default();
+    let mut sym_deltas: FxHashMap<u32, i64> = FxHashMap::default();
+    let mut new_pairs: FxHashMap<Pair, Vec<u32>> = FxHashMap::default();
+    let report_every = (target / 200).max(1);
+    let min_count = cfg.min_frequency.max(1);
+    while learned < target {
+        let Some(top) = st.heap.pop() else {
+            break;
+        };
+        match st.entry(top.pair) {
+            None => continue,
+            Some(now) if now != top => {
+                if now < top {
+                    st.heap.push(now);
+                }
+                continue;
+            }
+            Some(_) => {}
+        }
+        if top.count < min_count {
+            continue; // pushed again if its count ever grows
+        }
+        let (a, b) = top.pair;
+        let right = &tokens[b as usize];
+        let merged = format!("{}{}", tokens[a as usize], right.strip_prefix(prefix).unwrap_or(right));
+        let t = match ids.get(&merged) {
+            Some(&t) => t,
+            None => {
+                let t = tokens.len() as u32;
+                ids.insert(merged.clone(), t);
+                tokens.push(merged);
+                st.grow(tokens.len());
+                learned += 1;
+                t
+            }
+        };
+        merges.push((a, b, t, top.count));
+        let idx = merges.len() - 1;
+        if idx < cfg.trace {
+            on_event(TrainEvent::Merge {
+                index: idx,
+                left: tokens[a as usize].as_bytes(),
+                right: tokens[b as usize].as_bytes(),
+                new_id: t,
+                count: top.count,
+            })?;
+        }
+        if learned.is_multiple_of(report_every) {
+            on_event(TrainEvent::Progress {
+                done: learned,
+                total: target,
+            })?;
+        }
+
+        // apply the merge to every word that holds the pair
+        let mut list = where_.remove(&top.pair).unwrap_or_default();
+        list.sort_unstable();
+        list.dedup();
+        deltas.clear();
+        sym_deltas.clear();
+        new_pairs.clear();
+        for &wi in &list {
+            let w = &mut words[wi as usize];
+            let c = wcounts[wi as usize] as i64;
+            let mut i = 0;
+            while i + 1 < w.len() {
+                if w[i] == a && w[i + 1] == b {
+                    *deltas.entry((a, b)).or_insert(0) -= c;
+                    if i > 0 {
+                        let l = w[i - 1];
+                        *deltas.entry((l, a)).or_insert(0) -= c;
+                        *deltas.entry((l, t)).or_insert(0) += c;
+                        new_pairs.entry((l, t)).or_default().push(wi);
+                    }
+                    if i + 2 < w.len() {
+                        let r = w[i + 2];
+                        *deltas.entry((b, r)).or_insert(0) -= c;
+                        *deltas.entry((t, r)).or_insert(0) += c;
+                        new_pairs.entry((t, r)).or_default().push(wi);
+                    }
+                    *sym_deltas.entry(a).or_insert(0) -= c;
+                    *sym_deltas.entry(b).or_insert(0) -= c;
+                    *sym_deltas.entry(t).or_insert(0) += c;
+                    w[i] = t;
+                    w.remove(i + 1);
+                }
+                i += 1;
+            }
+        }
+        let mut changed_syms: Vec<(u32, i64)> = sym_deltas.drain().filter(|(_, d)| *d != 0).collect();
+        changed_syms.sort_unstable();
+        for &(s, d) in &changed_syms {
+            let c = &mut st.sym_count[s as usize];
+            *c = (*c as i64 + d).max(0) as u64;
+        }
+        let mut touched: Vec<(Pair, i64)> = deltas.drain().filter(|(_, d)| *d != 0).collect();
+        touched.sort_unstable();
+        for &(p, d) in &touched {
+            st.add_pair(p, d);
+        }
+        if let Some(&left) = st.pair_counts.get(&top.pair) {
+            st.add_pair(top.pair, -(left as i64)); // every occurrence was merged
+        }
+        for (p, ws) in new_pairs.drain() {
+            if st.pair_counts.contains_key(&p) {
+                where_.entry(p).or_default().extend(ws);
+            }
+        }
+        // scores that rose: pairs whose count grew, and every pair holding a
+        // token whose count fell
+        for &(p, d) in &touched {
+            if d > 0 {
+                st.push(p);
+            }
+        }
+        let mut rising: Vec<Pair> = Vec::new();
+        for &(s, d) in &changed_syms {
+            if d < 0 {
+                rising.extend(st.right_of[s as usize].iter().map(|&r| (s, r)));
+                rising.extend(st.left_of[s as usize].iter().map(|&l| (l, s)));
+            }
+        }
+        rising.sort_unstable();
+        rising.dedup();
+        for p in rising {
+            st.push(p);
+        }
+        st.compact();
+    }
+    on_event(TrainEvent::Progress {
+        done: learned,
+        total: target,
+    })?;
+    Ok(TrainedWordPiece {
+        tokens,
+        alphabet_size,
+        merges,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn counts(words: &[(&str, u64)]) -> FxHashMap<Vec<u8>, u64> {
+        words.iter().map(|(w, c)| (w.as_bytes().to_vec(), *c)).collect()
+    }
+
+    fn cfg(vocab_size: usize) -> WordPieceTrainerConfig {
+        WordPieceTrainerConfig {
+            vocab_size,
+            min_frequency: 0,
+            limit_alphabet: None,
+            continuing_subword_prefix: "##".into(),
+            max_input_chars_per_word: 100,
+            trace: 0,
+        }
+    }
+
+    /// Recompute every score from scratch: the slow oracle (same ids, same ties).
+    fn naive(words: &[(&str, u64)], steps: usize) -> Vec<String> {
+        let mut segs: Vec<(Vec<String>, u64)> = words
+            .iter()
+            .map(|(w, c)| {
+                let syms = w
+                    .chars()
+                    .enumerate()
+                    .map(|(i, ch)| if i == 0 { ch.to_string() } else { format!("##{ch}") })
+                    .collect();
+                (syms, *c)
+            })
+            .collect();
+        let mut alphabet: Vec<String> = segs.iter().flat_map(|s| s.0.clone()).collect();
+        alphabet.sort_by_key(|t| (t.starts_with("##"), t.clone()));
+        alphabet.dedup();
+        let mut ids: FxHashMap<String, usize> = alphabet.iter().enumerate().map(|(i, t)| (t.clone(), i)).collect();
+        let mut out = Vec::new();
+        for _ in 0..steps {
+            let mut sym: FxHashMap<String, u64> = FxHashMap::default();
+            let mut pair: FxHashMap<(String, String), u64> = FxHashMap::default();
+            for (s, c) in &segs {
+                for x in s {
+                    *sym.entry(x.clone()).or_insert(0) += c;
+                }
+                for p in s.windows(2) {
+                    *pair.entry((p[0].clone(), p[1].clone())).or_insert(0) += c;
+                }
+            }
+            let best = pair
+                .iter()
+                .map(|(p, &c)| {
+                    let score = c as f64 / (sym[&p.0] as f64 * sym[&p.1] as f64);
+                    (score, c, Reverse((ids[&p.0], ids[&p.1])), p.clone())
+                })
+                .max_by(|x, y| x.0.total_cmp(&y.0).then(x.1.cmp(&y.1)).then(x.2.cmp(&y.2)));
+            let Some((_, _, _, (a, b))) = best else { break };
+            let m = format!("{a}{}", b.strip_prefix("##").unwrap_or(&b));
+            let n = ids.len();
+            ids.entry(m.clone()).or_insert(n);
+            for (s, _) in segs.iter_mut() {
+                let mut i = 0;
+                while i + 1 < s.len() {
+                    if s[i] == a && s[i + 1] == b {
+                        s[i] = m.clone();
+                        s.remove(i + 1);
+                    }
+                    i += 1;
+                }
+            }
+            out.push(m);
+        }
+        out
+    }
+
+    #[test]
+    fn merges_by_likelihood() {
+        // "##u ##g" is frequent, but "##g" and "##u" are everywhere; the rare
+        // pair of rare symbols wins
+        let words = [("hug", 10), ("pug", 5), ("pun", 12), ("bun", 4), ("hugs", 5)];
+        let t = train(&counts(&words), &cfg(100), &mut |_| Ok(())).unwrap();
+        let learned: Vec<&str> = t.tokens[t.alphabet_size..].iter().map(|s| s.as_str()).collect();
+        assert_eq!(learned[0], "##gs");
+        // the same merges as recomputing every score from scratch
+        let ours: Vec<String> = t.merges.iter().map(|m| t.tokens[m.2 as usize].clone()).collect();
+        assert_eq!(ours, naive(&words, ours.len() + 5));
+    }
+
+    #[test]
+    fn limits_and_errors() {
+        let words = counts(&[("ab", 3), ("ac", 1), ("xyz", 1)]);
+        let mut c = cfg(100);
+        c.limit_alphabet = Some(3);
+        let t = train(&words, &c, &mut |_| Ok(())).unwrap();
+        // "xyz" holds characters outside the alphabet: left out
+        assert!(!t.tokens.iter().any(|s| s.contains('x')));
+        assert_eq!(t.tokens[..3], ["a", "##b", "##c"]);
+        c.min_frequency = 2;
+        let t = train(&words, &c, &mut |_| Ok(())).unwrap();
+        assert_eq!(t.tokens[3..], ["ab"]);
+        assert!(matches!(
+            train(&words, &cfg(2), &mut |_| Ok(())),
+            Err(Error::VocabSize(_))
+        ));
+        assert!(matches!(
+            train(&FxHashMap::default(), &cfg(10), &mut |_| Ok(())),
+            Err(Error::Corpus(_))
+        ));
+    }
+
+    #[test]
+    fn shared_spellings_share_an_id() {
+        // "a ##b ##c": (a, ##b) -> "ab" and later (ab, ##c) or (a, ##bc) -> "abc" once
+        let words = [("abc", 4), ("bc", 1), ("ab", 1)];
+        let t = train(&counts(&words), &cfg(100), &mut |_| Ok(())).unwrap();
+        let mut seen = FxHashSet::default();
+        assert!(t.tokens.iter().all(|s| seen.insert(s.clone())));
+        assert!(t.tokens.contains(&"abc".to_string()));
+    }
+
+    #[test]
+    fn matches_the_oracle_on_random_words() {
+        let mut seed = 7u64;
+        let mut rand = || {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (seed >> 33) as usize
+        };
+        let letters = ['a', 'b', 'c', 'd', 'e'];
+        let owned: Vec<(String, u64)> = (0..40)
+            .map(|_| {
+                let n = 1 + rand() % 6;
+                let w: String = (0..n).map(|_| letters[rand() % letters.len()]).collect();
+                (w, 1 + (rand() % 50) as u64)
+            })
+            .collect();
+        let mut merged: FxHashMap<String, u64> = FxHashMap::default();
+        for (w, c) in owned {
+            *merged.entry(w).or_insert(0) += c;
+        }
+        let words: Vec<(&str, u64)> = merged.iter().map(|(w, c)| (w.as_str(), *c)).collect();
+        let t = train(&counts(&words), &cfg(60), &mut |_| Ok(())).unwrap();
+        let ours: Vec<String> = t.merges.iter().map(|m| t.tokens[m.2 as usize].clone()).collect();
+        assert!(ours.len() > 20);
+        assert_eq!(ours, naive(&words, ours.len()));
+    }
+}
