@@ -682,10 +682,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("-o", "--out", default="tokensmith-demo", metavar="DIR",
                    help="where to save (a folder, or a .json path; default ./tokensmith-demo)")
-    p.add_argument("--vocab-size", type=int, default=4096, metavar="N",
-                   help="vocabulary size (default 4096)")
-    p.add_argument("--corpus-mb", type=float, default=6.0, metavar="MB",
-                   help="how much text to train on, in megabytes (default 6)")
+    p.add_argument("--vocab-size", type=int, default=16000, metavar="N",
+                   help="vocabulary size (default 16000)")
+    p.add_argument("--corpus-mb", type=float, default=24.0, metavar="MB",
+                   help="how much text to train on at most, in megabytes (default 24)")
     _add_color(p)
     p.set_defaults(func=cmd_demo)
     return parser

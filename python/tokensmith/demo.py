@@ -136,9 +136,9 @@ def _longest_words(tok: Tokenizer, n: int = 8) -> list[str]:
 
 def run_demo(
     out: str = "tokensmith-demo",
-    vocab_size: int = 4096,
+    vocab_size: int = 16000,
     *,
-    corpus_mb: float = 6.0,
+    corpus_mb: float = 24.0,
     color: Literal["auto", "always", "never"] = "auto",
     stream: TextIO | None = None,
 ) -> Path:
