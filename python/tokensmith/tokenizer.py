@@ -78,6 +78,9 @@ class Tokenizer:
     def _policy(
         self, allowed_special: SpecialSet, disallowed_special: SpecialSet
     ) -> tuple[object, object]:
+        # the default (refuse every special token's text) needs no work
+        if disallowed_special == "all" and not allowed_special:
+            return "none", (None if not self._specials else "none")
         if allowed_special == "all":
             allowed: object = "all"
             allowed_names = set(self._specials)
