@@ -381,3 +381,16 @@ def test_display_render_line_breaks():
     assert display.render(items, show_ids=True) == "[x↵|1]\n[↵\n␣␣|2][y|3]"
     colored = display.render(items, color=True)
     assert colored.count("\x1b[0m") >= 3 and "[x" not in colored
+
+
+def test_train_wordpiece(corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "wp.json"
+    assert main(["train", str(corpus), "--model", "wordpiece", "--vocab-size", "300",
+                 "--out", str(out), "--quiet"]) == 0
+    tok = ts.load(out)
+    assert tok.special_tokens.keys() >= {"[CLS]", "[SEP]", "[UNK]"}
+    ids = tok.encode("hello world")
+    assert ids[0] == tok.token_to_id("[CLS]") and ids[-1] == tok.token_to_id("[SEP]")
+    assert main(["train", str(corpus), "--model", "wordpiece", "--vocab-size", "300",
+                 "--char-level", "--out", str(tmp_path / "x.json")]) == 2
+    assert "apply to --model bpe" in capsys.readouterr().err

@@ -204,7 +204,7 @@ def _visible(data: bytes | str) -> str:
 def cmd_train(args: argparse.Namespace) -> int:
     from . import train
 
-    if not args.char_level:
+    if not args.char_level and args.model == "bpe":
         for flag, value in (("--end-of-word-suffix", args.end_of_word_suffix),
                             ("--limit-alphabet", args.limit_alphabet)):
             if value is not None:
@@ -222,13 +222,37 @@ def cmd_train(args: argparse.Namespace) -> int:
         specials = []
     verbose = not args.quiet
     sys.stdout.flush()
+    if args.model == "wordpiece":
+        if args.char_level or args.max_token_length is not None:
+            raise CommandError("--char-level and --max-token-length apply to --model bpe")
+        options: dict[str, object] = {
+            "lowercase": True,  # as BERT's uncased vocabularies
+            "errors": args.errors, "verbose": verbose, "trace": args.trace,
+            "progress": verbose,
+        }
+        if args.min_frequency is not None:
+            options["min_frequency"] = args.min_frequency
+        if args.limit_alphabet is not None:
+            options["limit_alphabet"] = args.limit_alphabet
+        if args.special_tokens is not None or args.no_special_tokens:
+            options["special_tokens"] = specials
+        try:
+            tok = train(files or None, texts=texts, model="wordpiece",
+                        vocab_size=args.vocab_size, **options)
+        except CorpusEncodingError as e:
+            raise CommandError(
+                f"{e} On the command line: --errors replace or --errors skip."
+            ) from None
+        saved = tok.save(target)
+        print(f"saved {_shown(saved)}")
+        return 0
     try:
         tok = train(
             files or None,
             texts=texts,
             model=args.model,
             vocab_size=args.vocab_size,
-            min_frequency=args.min_frequency,
+            min_frequency=args.min_frequency or 0,
             special_tokens=specials,
             max_token_length=args.max_token_length,
             pattern=args.pattern,
@@ -587,8 +611,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="total tokens: bytes/alphabet + merges + special tokens")
     p.add_argument("-o", "--out", required=True, metavar="PATH",
                    help="where to save: a .json file, or a folder (gets tokenizer.json)")
-    p.add_argument("--model", default="bpe", help="tokenizer model (this version: bpe)")
-    p.add_argument("--min-frequency", type=int, default=0, metavar="N",
+    p.add_argument("--model", default="bpe", choices=["bpe", "wordpiece"],
+                   help="bpe (default) or wordpiece (BERT-style, trained by likelihood)")
+    p.add_argument("--min-frequency", type=int, default=None, metavar="N",
                    help="stop merging when no pair occurs N times")
     p.add_argument("--special-token", dest="special_tokens", action="append", metavar="TOKEN",
                    help="a special token (repeatable; default <|endoftext|>)")
