@@ -389,8 +389,13 @@ impl WordCounter_ {
                 .map_err(|e| err(Error::Format(format!("normalizer: {e}"))))?;
         let pre: Option<PreTokenizer> = serde_json::from_value(comps.get("pre_tokenizer").cloned().unwrap_or_default())
             .map_err(|e| err(Error::Format(format!("pre_tokenizer: {e}"))))?;
+        let by_lines = comps.get("lines").and_then(|v| v.as_bool()).unwrap_or(false);
         Ok(WordCounter_ {
-            inner: WordCounter::new(normalizer, pre),
+            inner: if by_lines {
+                WordCounter::by_lines(normalizer, pre)
+            } else {
+                WordCounter::new(normalizer, pre)
+            },
         })
     }
 
@@ -461,47 +466,16 @@ impl WordCounter_ {
             end_of_word_suffix,
             limit_alphabet,
             trace,
+            character_coverage: None,
+            sp_rules: None,
         };
-        let mut pending: Option<PyErr> = None;
         let counts = &self.inner.counts;
-        let result = py.allow_threads(|| {
-            let mut on_event = |ev: TrainEvent| -> crate::error::Result<()> {
-                let Some(cb) = &callback else { return Ok(()) };
-                Python::with_gil(|py| {
-                    let r = match ev {
-                        TrainEvent::Merge {
-                            index,
-                            left,
-                            right,
-                            new_id,
-                            count,
-                        } => cb.call1(
-                            py,
-                            (
-                                "merge",
-                                (index, PyBytes::new(py, left), PyBytes::new(py, right), new_id, count),
-                            ),
-                        ),
-                        TrainEvent::Progress { done, total } => cb.call1(py, ("progress", (done, total))),
-                    };
-                    let r = r.and_then(|_| py.check_signals());
-                    r.map_err(|e| {
-                        pending = Some(e);
-                        Error::Interrupted
-                    })
-                })
-            };
-            bpe_trainer::train(counts, &cfg, &mut on_event)
-        });
-        match result {
-            Ok(t) => Ok(TrainedBpe {
-                model: std::sync::Mutex::new(Some(t.model)),
-                merges: t.merges,
-                alphabet_size: t.alphabet_size,
-            }),
-            Err(Error::Interrupted) => Err(pending.unwrap_or_else(|| PyRuntimeError::new_err("training interrupted"))),
-            Err(e) => Err(err(e)),
-        }
+        let t = with_events(py, callback, |on_event| bpe_trainer::train(counts, &cfg, on_event))?;
+        Ok(TrainedBpe {
+            model: std::sync::Mutex::new(Some(t.model)),
+            merges: t.merges,
+            alphabet_size: t.alphabet_size,
+        })
     }
 
     /// WordPiece by likelihood: (tokens in id order, alphabet size, merges as
@@ -533,6 +507,100 @@ impl WordCounter_ {
         })?;
         Ok((t.tokens, t.alphabet_size, t.merges))
     }
+
+    /// SentencePiece-style BPE over the counted words (characters, no
+    /// prefix or suffix; merges only into valid pieces): (the alphabet, the
+    /// merged pieces in merge order with their counts).
+    #[allow(clippy::too_many_arguments, clippy::type_complexity)]
+    #[pyo3(signature = (vocab_size, character_coverage, max_piece_length, split_by_unicode_script, split_by_number, split_digits, treat_whitespace_as_suffix, allow_whitespace_only_pieces, trace, callback=None))]
+    fn train_sentencepiece_bpe(
+        &self,
+        py: Python<'_>,
+        vocab_size: usize,
+        character_coverage: f64,
+        max_piece_length: usize,
+        split_by_unicode_script: bool,
+        split_by_number: bool,
+        split_digits: bool,
+        treat_whitespace_as_suffix: bool,
+        allow_whitespace_only_pieces: bool,
+        trace: usize,
+        callback: Option<PyObject>,
+    ) -> PyResult<(Vec<String>, Vec<(String, u64)>)> {
+        let cfg = BpeTrainerConfig {
+            vocab_size,
+            min_frequency: 0,
+            max_token_length: None,
+            byte_level: false,
+            continuing_subword_prefix: None,
+            end_of_word_suffix: None,
+            limit_alphabet: None,
+            trace,
+            character_coverage: Some(character_coverage),
+            sp_rules: Some(crate::trainers::sp_common::PieceRules {
+                max_piece_length,
+                split_by_unicode_script,
+                split_by_number,
+                split_digits,
+                treat_whitespace_as_suffix,
+                allow_whitespace_only_pieces,
+            }),
+        };
+        let counts = &self.inner.counts;
+        let t = with_events(py, callback, |on_event| bpe_trainer::train(counts, &cfg, on_event))?;
+        let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        let alphabet = t.tokens[..t.alphabet_size].iter().map(|b| text(b)).collect();
+        let merged = t
+            .merges
+            .iter()
+            .map(|&(_, _, id, count)| (text(&t.tokens[id as usize]), count))
+            .collect();
+        Ok((alphabet, merged))
+    }
+
+    /// Unigram (EM + pruning) over the counted words: (pieces with scores,
+    /// best first; characters dropped by the coverage rule).
+    #[allow(clippy::too_many_arguments, clippy::type_complexity)]
+    #[pyo3(signature = (vocab_size, character_coverage, max_piece_length, seed_size, shrinking_factor, num_sub_iterations, hard_vocab_limit, split_by_unicode_script, split_by_number, split_digits, treat_whitespace_as_suffix, allow_whitespace_only_pieces, callback=None))]
+    fn train_unigram(
+        &self,
+        py: Python<'_>,
+        vocab_size: usize,
+        character_coverage: f64,
+        max_piece_length: usize,
+        seed_size: usize,
+        shrinking_factor: f64,
+        num_sub_iterations: usize,
+        hard_vocab_limit: bool,
+        split_by_unicode_script: bool,
+        split_by_number: bool,
+        split_digits: bool,
+        treat_whitespace_as_suffix: bool,
+        allow_whitespace_only_pieces: bool,
+        callback: Option<PyObject>,
+    ) -> PyResult<(Vec<(String, f64)>, usize)> {
+        let cfg = crate::trainers::unigram::UnigramTrainerConfig {
+            vocab_size,
+            character_coverage,
+            seed_size,
+            shrinking_factor,
+            num_sub_iterations,
+            hard_vocab_limit,
+            rules: crate::trainers::sp_common::PieceRules {
+                max_piece_length,
+                split_by_unicode_script,
+                split_by_number,
+                split_digits,
+                treat_whitespace_as_suffix,
+                allow_whitespace_only_pieces,
+            },
+        };
+        let counts = &self.inner.counts;
+        let t = with_events(py, callback, |on_event| {
+            crate::trainers::unigram::train(counts, &cfg, on_event)
+        })?;
+        Ok((t.pieces, t.dropped_chars))
+    }
 }
 
 /// Run a trainer without the GIL, passing its events to a Python callback
@@ -562,6 +630,13 @@ fn with_events<T: Send>(
                         ),
                     ),
                     TrainEvent::Progress { done, total } => cb.call1(py, ("progress", (done, total))),
+                    TrainEvent::Em {
+                        round,
+                        sub,
+                        pieces,
+                        objective,
+                        tokens,
+                    } => cb.call1(py, ("em", (round, sub, pieces, objective, tokens))),
                 };
                 r.and_then(|_| py.check_signals()).map(|_| ()).map_err(|e| {
                     pending = Some(e);

@@ -47,7 +47,7 @@ def train(
     files: Files | None = None,
     *,
     texts: Iterable[str] | None = None,
-    model: Literal["bpe", "wordpiece"] = "bpe",
+    model: Literal["bpe", "wordpiece", "unigram", "sentencepiece-bpe"] = "bpe",
     vocab_size: int = 32_000,
     **options: Any,
 ) -> Tokenizer:
@@ -56,16 +56,28 @@ def train(
     ``model="bpe"`` trains byte-level BPE by default (see :func:`train_bpe`
     for every option, among them character-level BPE with ``byte_level=False``);
     ``model="wordpiece"`` trains a BERT-style WordPiece tokenizer by likelihood
-    (see :func:`tokensmith._train_wordpiece.train_wordpiece`).
+    (see :func:`tokensmith._train_wordpiece.train_wordpiece`); ``model="unigram"``
+    and ``model="sentencepiece-bpe"`` train SentencePiece models on raw text
+    (see :func:`tokensmith._train_sentencepiece.train_unigram` and
+    :func:`~tokensmith._train_sentencepiece.train_sentencepiece_bpe`).
     """
-    if model.lower() == "wordpiece":
+    kind = model.lower().replace("_", "-")
+    if kind == "wordpiece":
         from ._train_wordpiece import train_wordpiece
 
         return train_wordpiece(files, texts=texts, vocab_size=vocab_size, **options)
-    if model.lower() != "bpe":
+    if kind == "unigram":
+        from ._train_sentencepiece import train_unigram
+
+        return train_unigram(files, texts=texts, vocab_size=vocab_size, **options)
+    if kind in ("sentencepiece-bpe", "sp-bpe"):
+        from ._train_sentencepiece import train_sentencepiece_bpe
+
+        return train_sentencepiece_bpe(files, texts=texts, vocab_size=vocab_size, **options)
+    if kind != "bpe":
         raise ConfigError(
-            f"model={model!r}: this version trains 'bpe'; WordPiece and Unigram trainers are "
-            f"planned"
+            f"model={model!r}: choose 'bpe' (byte-level or character-level BPE), 'wordpiece', "
+            f"'unigram' or 'sentencepiece-bpe'"
         )
     return train_bpe(files, texts=texts, vocab_size=vocab_size, **options)
 

@@ -30,6 +30,13 @@ pub struct BpeTrainerConfig {
     pub limit_alphabet: Option<usize>,
     /// Report the first `trace` merges one by one.
     pub trace: usize,
+    /// Character-level only: keep the most frequent characters that cover
+    /// this share of the text (instead of `limit_alphabet`).
+    pub character_coverage: Option<f64>,
+    /// Character-level only, SentencePiece style: a merge happens only when
+    /// the merged string may be a piece, and words are cut at characters
+    /// outside the alphabet instead of closing up around them.
+    pub sp_rules: Option<super::sp_common::PieceRules>,
 }
 
 pub struct TrainedBpe {
@@ -37,6 +44,8 @@ pub struct TrainedBpe {
     /// (left, right, new id, count) in merge order.
     pub merges: Vec<(u32, u32, u32, u64)>,
     pub alphabet_size: usize,
+    /// id -> token bytes, the alphabet then one per merge.
+    pub tokens: Vec<Vec<u8>>,
 }
 
 type Pair = (u32, u32);
@@ -57,7 +66,7 @@ pub fn train(
     let mut tokens: Vec<Vec<u8>> = Vec::new(); // id -> bytes (model space)
     let mut unit_len: Vec<usize> = Vec::new(); // id -> length in units
     let mut words: Vec<Vec<u32>> = Vec::with_capacity(entries.len());
-    let wcounts: Vec<u64> = entries.iter().map(|e| e.1).collect();
+    let mut wcounts: Vec<u64> = entries.iter().map(|e| e.1).collect();
     if cfg.byte_level {
         for b in 0..=255u8 {
             tokens.push(vec![b]);
@@ -70,22 +79,39 @@ pub fn train(
         let prefix = cfg.continuing_subword_prefix.clone().unwrap_or_default();
         let suffix = cfg.end_of_word_suffix.clone().unwrap_or_default();
         // character frequencies decide the alphabet
-        let mut freq: FxHashMap<char, u64> = FxHashMap::default();
-        for (w, c) in &entries {
-            for ch in String::from_utf8_lossy(w).chars() {
-                *freq.entry(ch).or_insert(0) += c;
+        let keep: rustc_hash::FxHashSet<char> = if let Some(cov) = cfg.character_coverage {
+            super::sp_common::Words::new(counts, cov)?.kept
+        } else {
+            let mut freq: FxHashMap<char, u64> = FxHashMap::default();
+            for (w, c) in &entries {
+                for ch in String::from_utf8_lossy(w).chars() {
+                    *freq.entry(ch).or_insert(0) += c;
+                }
             }
-        }
-        let mut chars: Vec<(char, u64)> = freq.into_iter().collect();
-        chars.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-        if let Some(limit) = cfg.limit_alphabet {
-            chars.truncate(limit);
-        }
-        let keep: rustc_hash::FxHashSet<char> = chars.iter().map(|c| c.0).collect();
+            let mut chars: Vec<(char, u64)> = freq.into_iter().collect();
+            chars.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+            if let Some(limit) = cfg.limit_alphabet {
+                chars.truncate(limit);
+            }
+            chars.iter().map(|c| c.0).collect()
+        };
         let mut sym_ids: FxHashMap<String, u32> = FxHashMap::default();
         let mut raw_words: Vec<Vec<String>> = Vec::with_capacity(entries.len());
-        for (w, _) in &entries {
+        let mut word_counts: Vec<u64> = Vec::with_capacity(entries.len());
+        for (w, wc) in &entries {
             let text = String::from_utf8_lossy(w);
+            if cfg.sp_rules.is_some() {
+                // an unknown character separates what is around it
+                for run in text.split(|c: char| !keep.contains(&c)).filter(|r| !r.is_empty()) {
+                    let syms: Vec<String> = run.chars().map(|c| c.to_string()).collect();
+                    for s in &syms {
+                        sym_ids.entry(s.clone()).or_insert(0);
+                    }
+                    raw_words.push(syms);
+                    word_counts.push(*wc);
+                }
+                continue;
+            }
             let kept: Vec<char> = text.chars().filter(|c| keep.contains(c)).collect();
             let n = kept.len();
             let syms: Vec<String> = kept
@@ -107,7 +133,9 @@ pub fn train(
                 sym_ids.entry(s.clone()).or_insert(0);
             }
             raw_words.push(syms);
+            word_counts.push(*wc);
         }
+        wcounts = word_counts;
         let mut alphabet: Vec<String> = sym_ids.keys().cloned().collect();
         alphabet.sort_unstable();
         for (i, s) in alphabet.iter().enumerate() {
@@ -121,6 +149,13 @@ pub fn train(
     }
     let alphabet_size = tokens.len();
     if cfg.vocab_size < alphabet_size {
+        if let Some(cov) = cfg.character_coverage {
+            return Err(Error::VocabSize(format!(
+                "the {alphabet_size} characters that cover {:.2}% of the text need a piece each, more \
+                 than vocab_size leaves room for; raise vocab_size or lower character_coverage",
+                cov * 100.0
+            )));
+        }
         return Err(Error::VocabSize(format!(
             "vocab_size {} is smaller than the base alphabet ({} symbols) plus the special tokens; \
              raise vocab_size or set limit_alphabet",
@@ -174,6 +209,16 @@ pub fn train(
         if cfg.max_token_length.is_some_and(|m| new_len > m) {
             pair_counts.remove(&pair);
             continue;
+        }
+        if let Some(rules) = &cfg.sp_rules {
+            let merged = [tokens[a as usize].as_slice(), tokens[b as usize].as_slice()].concat();
+            let chars: Vec<char> = String::from_utf8_lossy(&merged).chars().collect();
+            let classes: Vec<_> = chars.iter().map(|&c| rules.class(c)).collect();
+            if !rules.is_valid(&chars, &classes) {
+                pair_counts.remove(&pair);
+                where_.remove(&pair);
+                continue;
+            }
         }
         let new_id = tokens.len() as u32;
         let mut bytes = tokens[a as usize].clone();
@@ -287,6 +332,7 @@ pub fn train(
         model: Bpe::from_parts(vocab, vocab_r, merge_map, opts),
         merges,
         alphabet_size,
+        tokens,
     })
 }
 
@@ -308,6 +354,8 @@ mod tests {
             end_of_word_suffix: None,
             limit_alphabet: None,
             trace: 0,
+            character_coverage: None,
+            sp_rules: None,
         }
     }
 

@@ -20,6 +20,8 @@ pub struct WordCounter {
     normalizer: Option<Normalizer>,
     pre_tokenizer: Option<PreTokenizer>,
     rule: CutRule,
+    /// Each line is a text of its own (SentencePiece reads sentences, one per line).
+    lines: bool,
     pub counts: FxHashMap<Vec<u8>, u64>,
     pub bytes_seen: u64,
 }
@@ -38,6 +40,8 @@ pub enum CutRule {
     /// After a newline whose following whitespace run has no line break (GPT-4,
     /// GPT-4o, Qwen: `\s*[\r\n]+` ends every run at its last line break).
     Newline,
+    /// After any newline: each line is normalized and split on its own.
+    Line,
 }
 
 /// The cut rule for a pre-tokenizer (by its split regex).
@@ -100,6 +104,7 @@ fn is_safe_cut(buf: &[u8], i: usize, rule: CutRule) -> bool {
             // `/` may extend a punctuation piece across newlines (GPT-4o: `[\r\n/]*`)
             matches!((before, char_at(buf, i)), (Some(b), Some(a)) if !b.is_whitespace() && !a.is_whitespace() && a != '/')
         }
+        CutRule::Line => true,
         CutRule::Newline => {
             // the whitespace run that follows must hold no line break, and `/`
             // may not follow directly
@@ -127,12 +132,36 @@ impl WordCounter {
             rule: cut_rule(pre_tokenizer.as_ref()),
             normalizer,
             pre_tokenizer,
+            lines: false,
             counts: FxHashMap::default(),
             bytes_seen: 0,
         }
     }
 
+    /// A counter that treats every line as a text of its own (a trailing
+    /// `\r` is dropped), as SentencePiece's trainers read their input.
+    pub fn by_lines(normalizer: Option<Normalizer>, pre_tokenizer: Option<PreTokenizer>) -> Self {
+        WordCounter {
+            rule: CutRule::Line,
+            lines: true,
+            ..WordCounter::new(normalizer, pre_tokenizer)
+        }
+    }
+
     fn count_text(&self, text: &str, local: &mut FxHashMap<Vec<u8>, u64>) -> Result<()> {
+        if self.lines {
+            for line in text.split('\n') {
+                let line = line.strip_suffix('\r').unwrap_or(line);
+                if !line.is_empty() {
+                    self.count_one(line, local)?;
+                }
+            }
+            return Ok(());
+        }
+        self.count_one(text, local)
+    }
+
+    fn count_one(&self, text: &str, local: &mut FxHashMap<Vec<u8>, u64>) -> Result<()> {
         let mut ns = NormalizedString::new(text, 0);
         if let Some(n) = &self.normalizer {
             n.normalize(&mut ns)?;

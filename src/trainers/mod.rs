@@ -2,6 +2,8 @@
 
 pub mod bpe;
 mod counter;
+pub mod sp_common;
+pub mod unigram;
 pub mod wordpiece;
 
 pub(crate) use counter::cut_point;
@@ -21,5 +23,14 @@ pub enum TrainEvent<'a> {
     Progress {
         done: usize,
         total: usize,
+    },
+    /// One EM step of the Unigram trainer: the pieces left after it, the
+    /// negative log-likelihood per word and the corpus length in tokens.
+    Em {
+        round: usize,
+        sub: usize,
+        pieces: usize,
+        objective: f64,
+        tokens: u64,
     },
 }

@@ -1,0 +1,217 @@
+"""Unigram and SentencePiece-BPE training: the models tokensmith trains load in
+the ``sentencepiece`` library and encode there exactly as in tokensmith."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+import tokensmith as ts
+from tokensmith.formats import sentencepiece as spm
+
+from .adversarial import strings
+from .conftest import ZH, corpus_file, make_text
+
+sentencepiece = pytest.importorskip("sentencepiece")
+
+MODELS = ("unigram", "sentencepiece-bpe")
+
+
+@pytest.fixture(scope="module")
+def texts() -> list[str]:
+    return [make_text(100 + i, 300) for i in range(80)]
+
+
+@pytest.fixture(scope="module", params=MODELS)
+def trained(request: pytest.FixtureRequest, texts: list[str]) -> ts.Tokenizer:
+    return ts.train(texts=texts, model=request.param, vocab_size=400)
+
+
+def _processor(tok: ts.Tokenizer, tmp_path: Path):  # type: ignore[no-untyped-def]
+    path = tok.save(tmp_path / "trained.model")
+    return sentencepiece.SentencePieceProcessor(model_file=str(path))
+
+
+def test_vocabulary_layout(trained: ts.Tokenizer) -> None:
+    assert trained.vocab_size == 400
+    assert [trained.id_to_token(i) for i in range(3)] == ["<unk>", "<s>", "</s>"]
+    proto = spm.read_model_proto(spm.dumps(trained))
+    types = [p.type for p in proto.pieces]
+    assert types[:3] == [spm.UNKNOWN, spm.CONTROL, spm.CONTROL]
+    assert all(t == spm.NORMAL for t in types[3:])
+    pieces = [p.piece for p in proto.pieces]
+    assert len(set(pieces)) == len(pieces)
+    # every piece is valid: one word at most, ▁ only in front, ≤ 16 characters
+    for p in pieces[3:]:
+        assert "\u2581" not in p[1:], p
+        assert len(p) <= 16
+    assert "\u2581the" in pieces
+
+
+def test_sentencepiece_encodes_identically(trained: ts.Tokenizer, tmp_path: Path,
+                                           texts: list[str]) -> None:
+    sp = _processor(trained, tmp_path)
+    held_out = [make_text(9000 + i, 200) for i in range(20)] + strings()
+    mismatches = 0
+    for text in held_out:
+        ours = trained.encode_ordinary(text)
+        theirs = sp.encode(text)
+        mismatches += ours != theirs
+        assert trained.decode(ours) == sp.decode(theirs)
+    assert mismatches == 0
+
+
+def test_unigram_scores_are_log_probabilities(texts: list[str]) -> None:
+    tok = ts.train(texts=texts, model="unigram", vocab_size=400)
+    proto = spm.read_model_proto(spm.dumps(tok))
+    scores = [p.score for p in proto.pieces[3:]]
+    assert all(s < 0 for s in scores)
+    assert scores == sorted(scores, reverse=True)
+    # the learned distribution sums to at most 1 (characters added back can only lower it)
+    assert sum(math.exp(s) for s in scores) <= 1.0 + 1e-3
+
+
+def test_bpe_scores_follow_merge_order(texts: list[str]) -> None:
+    tok = ts.train(texts=texts, model="sentencepiece-bpe", vocab_size=400)
+    proto = spm.read_model_proto(spm.dumps(tok))
+    scores = [p.score for p in proto.pieces[3:]]
+    assert scores == [-float(i) for i in range(len(scores))]
+    first = proto.pieces[3].piece
+    assert len(first) == 2  # the first merge joins two characters
+
+
+def test_tokenizer_json_round_trip(trained: ts.Tokenizer, tmp_path: Path) -> None:
+    path = trained.save(tmp_path / "tokenizer.json")
+    again = ts.load(path)
+    text = make_text(77, 300)
+    assert again.encode_ordinary(text) == trained.encode_ordinary(text)
+    # and back to a .model that sentencepiece reads
+    sp = _processor(again, tmp_path)
+    assert sp.encode(text) == trained.encode_ordinary(text)
+
+
+def test_chinese_trains_without_word_segmentation() -> None:
+    lines = [ZH[i:] + ZH[:i] for i in range(len(ZH))] * 5
+    for model in MODELS:
+        tok = ts.train(texts=lines, model=model, vocab_size=80, character_coverage=1.0)
+        pieces = list(tok.get_vocab())
+        assert any(len(p.lstrip("\u2581")) >= 3 for p in pieces), model
+        text = "训练语料越大词表越好"
+        assert tok.decode(tok.encode_ordinary(text)) == text
+
+
+def test_byte_fallback_covers_unseen_characters(texts: list[str], tmp_path: Path) -> None:
+    for model in MODELS:
+        tok = ts.train(texts=texts, model=model, vocab_size=700, byte_fallback=True)
+        assert tok.token_to_id("<0x00>") == 3 and tok.token_to_id("<0xFF>") == 258
+        text = "Ωμέγα ∑ 𝔘nseen"
+        ids = tok.encode_ordinary(text)
+        assert tok.token_to_id("<unk>") not in ids
+        assert tok.decode(ids) == text
+        sp = _processor(tok, tmp_path)
+        assert sp.encode(text) == ids
+
+
+def test_uncovered_characters_become_unk(texts: list[str]) -> None:
+    tok = ts.train(texts=texts, model="unigram", vocab_size=400)
+    ids = tok.encode_ordinary("the Ω the")
+    assert tok.token_to_id("<unk>") in ids
+
+
+def test_special_tokens_and_user_defined_symbols(texts: list[str], tmp_path: Path) -> None:
+    tok = ts.train(texts=texts, model="unigram", vocab_size=400, pad_token="<pad>",
+                   special_tokens=["<mask>"], user_defined_symbols=["[NUM]"])
+    assert [tok.id_to_token(i) for i in range(6)] == [
+        "<unk>", "<s>", "</s>", "<pad>", "<mask>", "[NUM]"]
+    sp = _processor(tok, tmp_path)
+    text = "the [NUM] token"
+    assert 5 in tok.encode_ordinary(text)
+    assert sp.encode(text) == tok.encode_ordinary(text)
+    assert sp.pad_id() == 3
+
+
+def test_trace_reports_em_steps_and_merges(texts: list[str]) -> None:
+    events: list[tuple[str, tuple]] = []
+    ts.train(texts=texts, model="unigram", vocab_size=400,
+             callback=lambda k, d: events.append((k, d)))
+    em = [d for k, d in events if k == "em"]
+    assert em and em[-1][2] <= int(400 * 1.1)
+    assert all(d[3] > 0 and d[4] > 0 for d in em)
+    events.clear()
+    ts.train(texts=texts, model="sentencepiece-bpe", vocab_size=400, trace=5,
+             callback=lambda k, d: events.append((k, d)))
+    merges = [d for k, d in events if k == "merge"]
+    assert len(merges) == 5
+    assert merges[0][4] >= merges[-1][4]  # counts do not grow
+
+
+def test_verbose_output(texts: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    import io
+
+    out = io.StringIO()
+    ts.train(texts=texts, model="unigram", vocab_size=400, verbose=True, progress=False,
+             stream=out)
+    log = out.getvalue()
+    assert "EM round 0 step 0:" in log and "learned" in log
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_bad_options(model: str, texts: list[str]) -> None:
+    with pytest.raises(ts.VocabSizeError, match="vocab_size"):
+        ts.train(texts=texts, model=model, vocab_size=3)
+    with pytest.raises(ts.VocabSizeError, match="character"):
+        ts.train(texts=texts, model=model, vocab_size=20)  # fewer than the characters
+    with pytest.raises(ts.VocabSizeError, match="lower vocab_size"):
+        ts.train(texts=texts[:2], model=model, vocab_size=50_000)
+    tok = ts.train(texts=texts[:2], model=model, vocab_size=50_000, hard_vocab_limit=False)
+    assert tok.vocab_size < 50_000
+    with pytest.raises(ts.ConfigError, match="character_coverage"):
+        ts.train(texts=texts, model=model, vocab_size=400, character_coverage=1.5)
+    with pytest.raises(ts.ConfigError, match="not an option"):
+        ts.train(texts=texts, model=model, vocab_size=400, pattern="gpt2")
+    with pytest.raises(ts.EmptyCorpusError):
+        ts.train(texts=["", "   "], model=model, vocab_size=400)
+    with pytest.raises(ts.ConfigError, match="twice"):
+        ts.train(texts=texts, model=model, vocab_size=400, special_tokens=["<s>"])
+
+
+def test_unknown_model_name() -> None:
+    with pytest.raises(ts.ConfigError, match="unigram"):
+        ts.train(texts=["a b"], model="wordpiecez", vocab_size=100)
+
+
+def test_files_and_lines(tmp_path: Path) -> None:
+    # each line is a sentence; CRLF endings are the same as LF
+    lf = tmp_path / "lf.txt"
+    crlf = tmp_path / "crlf.txt"
+    body = [make_text(500 + i, 60).replace("\n", " ") for i in range(40)]
+    lf.write_text("\n".join(body) + "\n", encoding="utf-8")
+    crlf.write_bytes(("\r\n".join(body) + "\r\n").encode("utf-8"))
+    a = ts.train(lf, model="unigram", vocab_size=300)
+    b = ts.train(crlf, model="unigram", vocab_size=300)
+    assert a.get_vocab() == b.get_vocab()
+
+
+def test_same_result_with_any_thread_count(texts: list[str], monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    runs = []
+    for n in ("1", "2"):
+        monkeypatch.setenv("TOKENSMITH_NUM_THREADS", n)
+        tok = ts.train(texts=texts, model="unigram", vocab_size=400)
+        runs.append(json.loads(tok.to_str())["model"]["vocab"])
+    # the pieces are the same; scores agree to float precision
+    assert [p for p, _ in runs[0]] == [p for p, _ in runs[1]]
+
+
+def test_real_corpus_slice(tmp_path: Path) -> None:
+    src = corpus_file("en.txt")
+    data = src.read_bytes()[:1_500_000]
+    cut = data.rfind(b"\n")
+    path = tmp_path / "en.txt"
+    path.write_bytes(data[:cut + 1])
+    tok = ts.train(path, model="unigram", vocab_size=2000)
+    sp = _processor(tok, tmp_path)
+    held = src.read_bytes()[5_000_000:5_200_000].decode("utf-8", "ignore")
+    assert sp.encode(held) == tok.encode_ordinary(held)
+    assert len(held.encode()) / len(sp.encode(held)) > 3.0
