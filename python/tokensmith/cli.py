@@ -1,6 +1,7 @@
 """The ``tokensmith`` command line: it mirrors the Python API.
 
-``tokensmith train | encode | decode | count | inspect | demo``; each
+``tokensmith train | encode | decode | count | inspect | demo | serve | compare |
+evaluate | diagnose``; each
 subcommand's ``--help`` shows examples. Errors in what the user gave
 (files, options, text) print ``tokensmith: error: …`` and exit with 2.
 """
@@ -293,7 +294,9 @@ def cmd_encode(args: argparse.Namespace) -> int:
     text = _read_text(args)
     policy = _special_policy(args)
     try:
-        if args.show or args.ids:
+        if args.html:
+            _write_html(args, tok, text, policy)
+        if args.show or (args.ids and not args.html):
             from .display import pieces, render, summary
 
             opts = _display_options(args, sys.stdout)
@@ -301,12 +304,25 @@ def cmd_encode(args: argparse.Namespace) -> int:
             print(render(items, show_ids=args.ids, **opts).rstrip("\n"))
             n = sum(1 for p in items if p.id is not None)
             print(f"({summary(text, n)})")
-        else:
+        elif not args.html:
             ids = tok.encode(text, **policy)
             print(" ".join(map(str, ids)))
     except DisallowedSpecialTokenError as e:
         raise _cli_special_error(e) from None
     return EXIT_OK
+
+
+def _write_html(args: argparse.Namespace, tok: Any, text: str, policy: dict[str, Any]) -> None:
+    """``encode --html FILE``: the token view as a self-contained HTML page."""
+    from ._io import atomic_write
+    from .display import summary, to_html_page
+
+    target = Path(args.html)
+    _check_writable(target)
+    page = to_html_page(tok, text, args.ids, title=f"{args.tokenizer}: tokens", **policy)
+    atomic_write(target, page)
+    n = tok.count(text, **policy)
+    print(f"wrote {_shown(target)} ({summary(text, n)})", file=sys.stderr)
 
 
 _ID_SPLIT = re.compile(r"[\s,\[\]]+")
@@ -483,6 +499,76 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _default_tokenizers() -> list[str]:
+    """``serve`` with no TOKENIZER: ./tokensmith-demo (from ``tokensmith demo``) and the
+    named encodings whose files are already on this machine; nothing is downloaded."""
+    from . import pretrained
+
+    found: list[str] = []
+    if (Path("tokensmith-demo") / "tokenizer.json").is_file():
+        found.append("tokensmith-demo")
+    seen: set[Path] = set()
+    for name in pretrained.list_encodings():
+        try:
+            path = pretrained.locate(name, offline=True).resolve()
+        except (OSError, TokenizerError, ValueError):
+            continue
+        if path not in seen:  # gpt2 and r50k_base are one file
+            seen.add(path)
+            found.append(name)
+    return found
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    import warnings
+
+    from .serve import RemoteAccessWarning, make_server
+
+    names = list(dict.fromkeys(args.tokenizers)) or _default_tokenizers()
+    if not names:
+        raise CommandError(
+            "no tokenizers to show: name them (tokensmith serve tok.json cl100k_base), or run "
+            "`tokensmith demo` first, which saves ./tokensmith-demo (served by default, with "
+            "the named encodings already on this machine)"
+        )
+    if args.max_bytes <= 0:
+        raise CommandError("--max-bytes must be positive")
+    print(f"loading {', '.join(names)} …", file=sys.stderr, flush=True)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", RemoteAccessWarning)
+        try:
+            server = make_server(names, args.host, args.port, allow_remote=args.allow_remote,
+                                 max_bytes=args.max_bytes, log=sys.stderr)
+        except PermissionError as e:
+            raise CommandError(str(e).replace("allow_remote=True, or ", "")) from None
+        except OSError as e:
+            if e.errno in (98, 48, 10048):  # EADDRINUSE on Linux, macOS, Windows
+                raise CommandError(
+                    f"port {args.port} on {args.host} is in use: pick another with --port N, "
+                    f"or --port 0 for any free port"
+                ) from None
+            raise
+    for w in caught:
+        if issubclass(w.category, RemoteAccessWarning):
+            print(f"tokensmith: warning: {w.message}", file=sys.stderr)
+    with server:
+        failed = [e for e in server.entries.values() if e.tokenizer is None]
+        for entry in failed:
+            print(f"tokensmith: warning: {entry.error}", file=sys.stderr)
+        if len(failed) == len(server.entries):
+            raise CommandError("none of the tokenizers could be loaded (see above)")
+        print(f"tokensmith playground: {server.url}  (Ctrl-C to stop)", flush=True)
+        if args.open:
+            import webbrowser
+
+            webbrowser.open(server.url)
+        try:
+            server.serve_forever(poll_interval=0.25)
+        except KeyboardInterrupt:
+            print("\ntokensmith: stopped", file=sys.stderr)
+    return EXIT_OK
+
+
 # ------------------------------------------------------------------ parser
 
 _TOP_EPILOG = """\
@@ -493,6 +579,9 @@ examples:
   tokensmith encode my-tokenizer/tokenizer.json --file README.md | tokensmith decode my-tokenizer/
   tokensmith count my-tokenizer/ --file README.md
   tokensmith inspect my-tokenizer/
+  tokensmith serve my-tokenizer/ cl100k_base         # a web playground on 127.0.0.1:8000
+  tokensmith compare my-tokenizer/ gpt2 cl100k_base --text notes.txt --html report.html
+  tokensmith diagnose my-tokenizer/                  # what it learned: merges, scripts
 
 Run `tokensmith COMMAND --help` for each command's options and examples.
 """
@@ -528,6 +617,7 @@ examples:
   tokensmith encode tok.json --file notes.txt --show --no-color
   echo -n "piped text" | tokensmith encode tok.json
   tokensmith encode tok.json "a<|endoftext|>b" --allow-special
+  tokensmith encode tok.json --file notes.txt --html notes-tokens.html --ids
 
 --show draws token boundaries: coloured backgrounds in a terminal, [brackets]
 otherwise. Whitespace is drawn as ␣ (space) → (tab) ↵ (newline); a token that
@@ -565,6 +655,21 @@ The demo needs nothing downloaded: it trains on the documentation bundled
 with the Python interpreter (pydoc_data.topics) and the standard library's
 own .py sources, then shows how the new tokenizer cuts English, Chinese and
 Python code.
+"""
+
+
+_SERVE_EPILOG = """\
+examples:
+  tokensmith serve my-tokenizer/ cl100k_base             # http://127.0.0.1:8000/
+  tokensmith serve tok.json llama3/tokenizer.json --port 0 --open
+  tokensmith serve                 # ./tokensmith-demo and the named encodings found locally
+
+Paste text and see it cut by every tokenizer at once: counts, ids, each token's
+bytes, and the characters whose bytes were split between tokens. With no
+TOKENIZER, serves ./tokensmith-demo (saved by `tokensmith demo`) and the named
+encodings (cl100k_base, o200k_base …) already on this machine; nothing is
+downloaded. The playground listens on 127.0.0.1 only: another address needs
+--allow-remote, since it has no authentication.
 """
 
 
@@ -659,6 +764,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--escapes", choices=("symbols", "backslash"),
                    help="whitespace as ␣ → ↵ (symbols) or \\t \\n (backslash); "
                         "default: symbols when the terminal can print them")
+    p.add_argument("--html", metavar="FILE",
+                   help="write the token view as a self-contained HTML page (with --ids: "
+                        "each id after its token)")
     p.set_defaults(func=cmd_encode)
 
     # decode
@@ -713,6 +821,30 @@ def build_parser() -> argparse.ArgumentParser:
                    help="how much text to train on at most, in megabytes (default 24)")
     _add_color(p)
     p.set_defaults(func=cmd_demo)
+
+    # serve
+    p = sub.add_parser(
+        "serve", help="a local web playground: see text tokenized by several tokenizers",
+        description="Serve a web page where text is tokenized by several tokenizers at once.",
+        epilog=_SERVE_EPILOG, formatter_class=_Formatter,
+    )
+    p.add_argument("tokenizers", nargs="*", metavar="TOKENIZER",
+                   help="paths or named encodings (default: ./tokensmith-demo and the named "
+                        "encodings found locally)")
+    p.add_argument("--host", default="127.0.0.1",
+                   help="address to listen on (default 127.0.0.1; others need --allow-remote)")
+    p.add_argument("--port", type=int, default=8000, help="port (default 8000; 0: any free port)")
+    p.add_argument("--open", action="store_true", help="open the page in a web browser")
+    p.add_argument("--allow-remote", action="store_true",
+                   help="allow a --host other machines can reach (no authentication!)")
+    p.add_argument("--max-bytes", type=int, default=1 << 20, metavar="N",
+                   help="largest request accepted, in bytes (default 1 MiB)")
+    p.set_defaults(func=cmd_serve)
+
+    # compare, evaluate, diagnose
+    from ._cli_measure import add_commands
+
+    add_commands(sub, _Formatter)
     return parser
 
 

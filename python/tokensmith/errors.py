@@ -19,6 +19,9 @@ __all__ = [
     "CorpusEncodingError",
     "EmptyCorpusError",
     "ChecksumError",
+    "EvaluationError",
+    "EmptyTextError",
+    "ParallelTextError",
 ]
 
 
@@ -96,3 +99,15 @@ class ChecksumError(TokenizerError):
         self.expected = expected
         self.actual = actual
         super().__init__(message)
+
+
+class EvaluationError(TokenizerError):
+    """A measurement (``tokensmith.evaluate`` / ``compare``) that cannot be made."""
+
+
+class EmptyTextError(EvaluationError):
+    """No text to measure: every text given was empty."""
+
+
+class ParallelTextError(EvaluationError):
+    """Parallel texts that cannot be compared line by line (missing pivot, unequal lengths)."""
