@@ -215,3 +215,34 @@ def test_real_corpus_slice(tmp_path: Path) -> None:
     held = src.read_bytes()[5_000_000:5_200_000].decode("utf-8", "ignore")
     assert sp.encode(held) == tok.encode_ordinary(held)
     assert len(held.encode()) / len(sp.encode(held)) > 3.0
+
+
+def test_command_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from tokensmith.cli import main
+
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n".join(make_text(700 + i, 80) for i in range(40)), encoding="utf-8")
+    out = tmp_path / "uni.model"
+    assert main(["train", str(corpus), "--model", "unigram", "--vocab-size", "300",
+                 "--character-coverage", "1.0", "-q", "--out", str(out)]) == 0
+    sp = sentencepiece.SentencePieceProcessor(model_file=str(out))
+    assert sp.get_piece_size() == 300
+    folder = tmp_path / "bpe"
+    assert main(["train", str(corpus), "--model", "sentencepiece-bpe", "--vocab-size", "600",
+                 "--byte-fallback", "--user-defined-symbol", "[X]", "-q",
+                 "--out", str(folder) + "/"]) == 0
+    a, b = ts.load(folder / "tokenizer.json"), ts.load(folder / "tokenizer.model")
+    text = "the [X] tokenizer ☃"
+    assert a.encode_ordinary(text) == b.encode_ordinary(text)
+    assert b.token_to_id("[X]") in b.encode_ordinary(text)
+    capsys.readouterr()
+    # the text may follow the flags
+    assert main(["encode", str(out), "--ids", "--color", "never", "the model"]) == 0
+    assert "▁the" in capsys.readouterr().out
+    # options that belong to other models are refused before training
+    assert main(["train", str(corpus), "--model", "unigram", "--vocab-size", "300",
+                 "--char-level", "--out", str(tmp_path / "x.model")]) == 2
+    assert "--char-level does not apply" in capsys.readouterr().err
+    assert main(["train", str(corpus), "--vocab-size", "300", "--byte-fallback",
+                 "--out", str(tmp_path / "x.json")]) == 2
+    assert "--byte-fallback applies to" in capsys.readouterr().err

@@ -19,8 +19,9 @@
 //!    within 10% of the target; the best-scoring pieces then make the final
 //!    vocabulary, every kept character included.
 //!
-//! Words are processed in parallel in every step, in fixed chunks whose sums
-//! are added in chunk order: the result does not depend on the thread count.
+//! Words are processed in parallel in every step, in a fixed number of groups
+//! whose sums are added in group order: the result does not depend on the
+//! thread count.
 
 use super::sp_common::{digamma, CharClass, PieceRules, Words};
 use super::TrainEvent;
@@ -145,7 +146,11 @@ impl Model {
         best: &mut Vec<(f64, u32)>,
     ) -> (Vec<u32>, f64) {
         self.lattice(word, skip, nodes);
-        let n = word.len();
+        self.best_path(word.len(), nodes, best)
+    }
+
+    /// Viterbi over a lattice already built for a word of `n` bytes.
+    fn best_path(&self, n: usize, nodes: &[(u32, u32, u32)], best: &mut Vec<(f64, u32)>) -> (Vec<u32>, f64) {
         best.clear();
         best.resize(n + 1, (f64::NEG_INFINITY, u32::MAX));
         best[0].0 = 0.0;
@@ -360,16 +365,16 @@ fn seed(words: &Words, cfg: &UnigramTrainerConfig) -> Vec<(String, f64)> {
     out
 }
 
-/// Run `f` over the words in parallel chunks, each with its own accumulator;
-/// the accumulators come back in chunk order.
+/// Run `f` over the words in parallel: a fixed number of groups (whatever
+/// the thread count), each with its own accumulator, returned in group
+/// order so that sums over them are always added the same way.
 fn over_words<A: Send>(
     words: &[(String, u64)],
     init: impl Fn() -> A + Sync + Send,
     f: impl Fn(&mut A, &str, u64) + Sync + Send,
 ) -> Vec<A> {
-    // a fixed chunk size: the sums, added in chunk order, do not depend on the threads
-    const CHUNK: usize = 512;
-    let chunk = CHUNK;
+    const GROUPS: usize = 16;
+    let chunk = words.len().div_ceil(GROUPS).max(1);
     crate::parallel::install(None, || {
         words
             .par_chunks(chunk)
@@ -433,7 +438,7 @@ fn e_step(model: &Model, words: &[(String, u64)]) -> (Vec<f64>, f64, u64) {
                 a.expected[id as usize] += cf * p;
             }
             a.objective += cf * z;
-            let (path, _) = model.viterbi(w, u32::MAX, &mut a.nodes, &mut a.best);
+            let (path, _) = model.best_path(n, &a.nodes, &mut a.best);
             a.tokens += c * path.len() as u64;
         },
     );
