@@ -15,7 +15,7 @@ import re
 import shlex
 import sys
 import traceback
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -210,8 +210,20 @@ def cmd_train(args: argparse.Namespace) -> int:
                             ("--limit-alphabet", args.limit_alphabet)):
             if value is not None:
                 raise CommandError(f"{flag} applies to character-level BPE: add --char-level")
-    target = _tokenizer_path(args.out)
+    sp_model = args.model in ("unigram", "sentencepiece-bpe")
+    if sp_model and args.out.lower().endswith(".model"):
+        target = Path(args.out)
+    else:
+        target = _tokenizer_path(args.out)
     _check_writable(target)
+    if not sp_model:
+        for flag, value in (("--character-coverage", args.character_coverage),
+                            ("--max-piece-length", args.max_piece_length),
+                            ("--user-defined-symbol", args.user_defined_symbols)):
+            if value is not None:
+                raise CommandError(f"{flag} applies to --model unigram or sentencepiece-bpe")
+        if args.byte_fallback:
+            raise CommandError("--byte-fallback applies to --model unigram or sentencepiece-bpe")
     sources = list(dict.fromkeys(args.files))
     files = [f for f in sources if f != "-"]
     for f in files:
@@ -223,6 +235,8 @@ def cmd_train(args: argparse.Namespace) -> int:
         specials = []
     verbose = not args.quiet
     sys.stdout.flush()
+    if sp_model:
+        return _train_sentencepiece(args, files, texts, target, verbose)
     if args.model == "wordpiece":
         if args.char_level or args.max_token_length is not None:
             raise CommandError("--char-level and --max-token-length apply to --model bpe")
@@ -286,6 +300,54 @@ def cmd_train(args: argparse.Namespace) -> int:
                   f"{_shown(saved)}", file=sys.stderr)
     if verbose:
         print(f"try it: tokensmith encode {shlex.quote(_shown(saved))} --show 'hello world'")
+    return EXIT_OK
+
+
+def _train_sentencepiece(args: argparse.Namespace, files: list[str],
+                         texts: Iterable[str] | None, target: Path, verbose: bool) -> int:
+    """``train --model unigram | sentencepiece-bpe``: a SentencePiece model, saved as
+    ``.model`` (when ``--out`` ends so) or as ``tokenizer.json`` + ``tokenizer.model``."""
+    from . import train
+
+    for flag, used in (("--char-level", args.char_level),
+                       ("--max-token-length", args.max_token_length is not None),
+                       ("--end-of-word-suffix", args.end_of_word_suffix is not None),
+                       ("--limit-alphabet", args.limit_alphabet is not None),
+                       ("--min-frequency", args.min_frequency is not None),
+                       ("--vocab-merges", args.vocab_merges is not None),
+                       ("--lowercase", args.lowercase),
+                       ("--normalizer", args.normalizer is not None),
+                       ("--pattern", args.pattern != "gpt4")):
+        if used:
+            raise CommandError(f"{flag} does not apply to --model {args.model}")
+    options: dict[str, object] = {
+        "errors": args.errors, "verbose": verbose, "progress": verbose,
+        "byte_fallback": args.byte_fallback,
+    }
+    if args.model == "sentencepiece-bpe":
+        options["trace"] = args.trace
+    if args.character_coverage is not None:
+        options["character_coverage"] = args.character_coverage
+    if args.max_piece_length is not None:
+        options["max_piece_length"] = args.max_piece_length
+    if args.user_defined_symbols:
+        options["user_defined_symbols"] = args.user_defined_symbols
+    if args.no_special_tokens:
+        options["special_tokens"] = []
+    elif args.special_tokens is not None:
+        options["special_tokens"] = args.special_tokens
+    try:
+        tok = train(files or None, texts=texts, model=args.model,
+                    vocab_size=args.vocab_size, **options)
+    except CorpusEncodingError as e:
+        raise CommandError(f"{e} On the command line: --errors replace or --errors skip.") from None
+    if target.suffix.lower() == ".model":
+        print(f"saved {_shown(tok.save(target))}")
+    else:
+        print(f"saved {_shown(tok.save(target))}")
+        print(f"saved {_shown(tok.save(target.with_name('tokenizer.model')))}")
+    if verbose:
+        print(f"try it: tokensmith encode {shlex.quote(_shown(target))} --show 'hello world'")
     return EXIT_OK
 
 
@@ -602,6 +664,13 @@ examples:
   tokensmith train books.txt --vocab-size 5000 --char-level --end-of-word-suffix '</w>' \\
       --out char-bpe/
 
+  # SentencePiece Unigram (T5/ALBERT style) on raw text, saved as a .model file
+  tokensmith train zh.txt --model unigram --vocab-size 8000 --out zh-unigram.model
+
+  # SentencePiece BPE with byte fallback (Llama-2 style): tokenizer.json + tokenizer.model
+  tokensmith train corpus.txt --model sentencepiece-bpe --byte-fallback \\
+      --vocab-size 32000 --out sp-bpe/
+
   # a corpus with a few bad bytes: replace them with U+FFFD instead of stopping
   tokensmith train scraped.txt --vocab-size 16000 --errors replace --out tok.json
 
@@ -716,8 +785,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="total tokens: bytes/alphabet + merges + special tokens")
     p.add_argument("-o", "--out", required=True, metavar="PATH",
                    help="where to save: a .json file, or a folder (gets tokenizer.json)")
-    p.add_argument("--model", default="bpe", choices=["bpe", "wordpiece"],
-                   help="bpe (default) or wordpiece (BERT-style, trained by likelihood)")
+    p.add_argument("--model", default="bpe",
+                   choices=["bpe", "wordpiece", "unigram", "sentencepiece-bpe"],
+                   help="bpe (default), wordpiece (BERT-style, by likelihood), unigram or "
+                        "sentencepiece-bpe (SentencePiece models on raw text)")
     p.add_argument("--min-frequency", type=int, default=None, metavar="N",
                    help="stop merging when no pair occurs N times")
     p.add_argument("--special-token", dest="special_tokens", action="append", metavar="TOKEN",
@@ -735,6 +806,17 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with --char-level: keep the N most frequent characters")
     p.add_argument("--unk-token", default="<unk>", metavar="TOKEN",
                    help="with --char-level: the token for unseen characters (default <unk>)")
+    p.add_argument("--character-coverage", type=float, metavar="X",
+                   help="unigram/sentencepiece-bpe: share of the text's characters that get a "
+                        "piece (default 0.9995; 1.0 for small alphabets)")
+    p.add_argument("--byte-fallback", action="store_true",
+                   help="unigram/sentencepiece-bpe: add <0x00>..<0xFF> pieces so that no "
+                        "character is unknown")
+    p.add_argument("--max-piece-length", type=int, metavar="N",
+                   help="unigram/sentencepiece-bpe: longest piece in characters (default 16)")
+    p.add_argument("--user-defined-symbol", dest="user_defined_symbols", action="append",
+                   metavar="TEXT",
+                   help="unigram/sentencepiece-bpe: a string always kept whole (repeatable)")
     p.add_argument("--lowercase", action="store_true", help="lowercase text before training")
     p.add_argument("--normalizer", choices=("nfc", "nfd", "nfkc", "nfkd"), type=str.lower,
                    help="Unicode normalization applied before training and encoding")
@@ -867,7 +949,14 @@ def main(argv: list[str] | None = None) -> int:
     _tolerant_streams()
     parser = build_parser()
     try:
-        args = parser.parse_args(argv)
+        args, extra = parser.parse_known_args(argv)
+        # argparse cannot give an optional TEXT that follows a flag
+        # (`encode tok.json --show "text"`) to the positional: do it here
+        if (extra and len(extra) == 1 and getattr(args, "text", "") is None
+                and not extra[0].startswith("-")):
+            args.text = extra[0]
+        elif extra:
+            parser.parse_args(argv)  # reports the unrecognized arguments and exits
     except SystemExit as e:  # --help, --version, or a usage error (argparse printed it)
         if e.code is None:
             return EXIT_OK
