@@ -131,7 +131,9 @@ def test_html_report_is_self_contained(pair: dict[str, ts.Tokenizer], tmp_path: 
     assert urls <= {"http://www.w3.org/2000/svg"}
     assert "<b>&" not in page and "&lt;b&gt;&amp;" in page  # text is escaped
     for section in ("Cost", "Fertility", "Tokens per language", "Vocabulary overlap",
-                    "Document lengths: zh", "Merges over time", "Vocabulary by script"):
+                    "Document lengths: zh", "Vocabulary by script",
+                    # neither tokenizer has a merge: lengths follow the token ids
+                    "Token length in token id order (no merges)", "WordPiece has no merges"):
         assert section in page
 
 
@@ -238,3 +240,162 @@ def test_segmenter_option(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     assert "nosuchmodule" in capsys.readouterr().err
     assert main(["compare", by, "--string", "x", "--segmenter", "json"]) == 2
     assert "MODULE:FUNCTION" in capsys.readouterr().err
+
+
+# ------------------------------------------- bad input on the command line
+
+
+@pytest.fixture
+def bad_inputs(tmp_path: Path) -> dict[str, str]:
+    broken = tmp_path / "broken" / "tokenizer.json"
+    broken.parent.mkdir()
+    broken.write_text("{ not json", encoding="utf-8")
+    return {
+        "wp": str(wordpiece().save(tmp_path / "wp" / "tokenizer.json")),
+        "broken": str(broken),
+        "docs": _write(tmp_path / "docs.txt", "the cats sat\n\nthe mat\n"),
+        "empty": _write(tmp_path / "empty.txt", ""),
+        "zh": _write(tmp_path / "zh.txt", "猫在睡觉。\n"),  # nothing of it is in the vocabulary
+        "terms": _write(tmp_path / "terms.txt", "cats\n\n   \nmat\n\n"),
+        "blank_terms": _write(tmp_path / "blank.txt", "\n  \n\n"),
+        "en": _write(tmp_path / "en.txt", "the cats sat\nthe mat\nthe cat\n"),
+        "de": _write(tmp_path / "de.txt", "die Katzen\ndie Matte\n"),
+        "html": str(tmp_path / "report.html"),
+    }
+
+
+def test_compare_command_bad_input_gives_warnings_and_a_report(
+        bad_inputs: dict[str, str], capsys: pytest.CaptureFixture[str]) -> None:
+    f = bad_inputs
+    code = main(["compare", f["wp"], f["broken"], "--text", f["docs"], f["empty"], f["zh"],
+                 "--terms", f["terms"], "--parallel", f["en"], f["de"], "--html", f["html"],
+                 "--no-diagnostics"])
+    out = capsys.readouterr().out
+    assert code == 0
+    expected = [
+        "broken: could not load",  # the tokenizer that fails to load
+        "not valid JSON",  # ... and why
+        "text 'empty' is empty: nothing measured on it",
+        "wp on zh: 100.00% of the tokens are unknown",  # a language it cannot represent
+        "the tokenizer cannot represent some of this text, e.g. 猫 在 睡 觉",
+        "terms: 3 blank terms skipped",
+        "different numbers of lines (en: 3, de: 2)",
+        "Only the first 2 lines of each were compared",
+    ]
+    for message in expected:
+        assert message in out, message
+    # and what could be measured is measured
+    assert re.search(r"^wp\s+docs\s+6\s", out, re.M)  # the cats sat | the mat: 4 + 2 tokens
+    assert "[cat][s]" in out and "spread (max/min)" in out
+    page = Path(f["html"]).read_text(encoding="utf-8")
+    assert "could not load" in page and "is empty" in page and "<svg" in page
+    assert main(["compare", f["wp"], f["broken"], "--text", f["docs"], f["empty"],
+                 "--json", "--no-diagnostics"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["texts"] == ["docs"] and data["results"]["wp"]["docs"]["compression"]["tokens"] == 6
+    assert any("could not load" in w for w in data["warnings"])
+
+
+def test_blank_term_list_on_the_command_line(bad_inputs: dict[str, str],
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    f = bad_inputs
+    assert main(["compare", f["wp"], "--text", f["docs"], "--terms", f["blank_terms"],
+                 "--no-diagnostics"]) == 0
+    out = capsys.readouterr().out
+    assert "terms: no terms to measure: the term list is empty or only blank lines" in out
+    assert "Cost" in out and "Terms" not in out.split("Warnings")[0]
+
+
+def test_evaluate_command_bad_input(bad_inputs: dict[str, str],
+                                    capsys: pytest.CaptureFixture[str]) -> None:
+    f = bad_inputs
+    assert main(["evaluate", f["wp"], "--text", f["docs"], f["empty"], f["zh"],
+                 "--terms", f["terms"], "--parallel", f["en"], f["de"], "--html", f["html"],
+                 "--no-diagnostics"]) == 0
+    out = capsys.readouterr().out
+    assert "on docs: wp" in out and "on zh: wp" in out
+    for message in ("text 'empty' is empty", "cannot represent", "3 blank terms skipped",
+                    "different numbers of lines"):
+        assert any(line.startswith("warning: ") and message in line
+                   for line in out.splitlines()), message
+    assert "<svg" in Path(f["html"]).read_text(encoding="utf-8")
+    # one tokenizer, and it fails to load: nothing to measure, one clear line
+    assert main(["evaluate", f["broken"], "--text", f["docs"]]) == 2
+    err = capsys.readouterr().err
+    assert "no tokenizer could be loaded" in err and "not valid JSON" in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_diagnose_command_with_a_tokenizer_that_fails_to_load(
+        bad_inputs: dict[str, str], capsys: pytest.CaptureFixture[str]) -> None:
+    f = bad_inputs
+    assert main(["diagnose", f["wp"], f["broken"], "--text", f["empty"]]) == 0
+    out = capsys.readouterr()
+    assert out.out.startswith("wp  (WordPiece") and "could not load" in out.err
+    assert main(["diagnose", f["broken"]]) == 2
+    assert "not valid JSON" in capsys.readouterr().err
+
+
+def _readme_compare_example() -> tuple[str, list[str], str]:
+    """The README's classic comparison: the text it writes, the command, its output."""
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    text = re.search(r"^printf '(.*)' > mixed\.txt$", readme, re.M)
+    command = re.search(r"^(tokensmith compare gpt2/.*?)\n```", readme, re.M | re.S)
+    output = re.search(r"<!-- compare-output:.*?-->\n```text\n(.*?)```", readme, re.S)
+    assert text and command and output, "the README's comparison example moved"
+    args = command.group(1).replace("\\\n", " ").split()[1:]
+    return text.group(1).replace("\\n", "\n"), args, output.group(1)
+
+
+def test_readme_comparison_output_is_real(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    text, args, shown = _readme_compare_example()
+    assert args[:4] == ["compare", "gpt2/tokenizer.json", "bert-base-uncased/tokenizer.json",
+                        "t5/tokenizer.json"]
+    for name in ("gpt2", "bert-base-uncased", "t5"):
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "tokenizer.json").symlink_to(asset(name, "tokenizer.json"))
+    (tmp_path / "mixed.txt").write_text(text, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    assert main(args) == 0
+    out = capsys.readouterr()
+    assert out.out == shown
+    assert "wrote report.html" in out.err
+    page = (tmp_path / "report.html").read_text(encoding="utf-8")
+    assert "unk 21%" in page and "unk 5%" in page  # BERT and T5 cannot spell the Chinese
+
+
+def test_unknown_tokens_are_marked_on_the_plots(pair: dict[str, ts.Tokenizer]) -> None:
+    page = compare(pair, {"zh": ["猫在睡觉。"], "en": ["the cats sat"]}).to_html()
+    assert page.count(">unk 100%</text>") == 2  # wp on zh: bytes per token and fertility
+    assert "it cannot represent the text" in page
+    assert ">unk " not in compare(pair, {"en": ["the cats sat"]}).to_html()
+    svg = bar_chart(["a", "b"], [("s", [0.95, 0.25])], pct=True, notes=[[None, "unk 3%"]])
+    assert svg.count("unk 3%") == 1 and ">100%<" in svg and ">120%<" not in svg  # no 120% tick
+
+
+def test_trained_loaded_and_named_tokenizers_side_by_side(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    import shutil
+
+    from tokensmith import pretrained
+
+    source = asset("gpt2", "r50k_base.tiktoken")
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    shutil.copyfile(source, cache / pretrained.get_spec("gpt2").filename)
+    monkeypatch.setenv("TOKENSMITH_CACHE", str(cache))
+    monkeypatch.setenv("TOKENSMITH_OFFLINE", "1")  # the name is found in the cache only
+    trained = ts.train(texts=list(MIXED) * 20, vocab_size=300)
+    loaded = str(wordpiece().save(tmp_path / "wp" / "tokenizer.json"))
+    comp = compare([trained, loaded, "gpt2"], {"mixed": MIXED}, diagnostics=False)
+    assert comp.names == ["tokenizer 1", "wp", "gpt2"] and comp.warnings[0].startswith("wp on")
+    assert comp.models["gpt2"] == "byte-level BPE"
+    gpt2 = comp.results["gpt2"]["mixed"].compression
+    assert gpt2 is not None
+    assert gpt2.tokens == sum(len(ts.load("gpt2").encode(m)) for m in MIXED)
+    text = _write(tmp_path / "mixed.txt", "".join(MIXED))
+    assert main(["compare", loaded, "gpt2", "--text", text, "--no-diagnostics"]) == 0
+    assert re.search(r"^gpt2\s+mixed\s+" + f"{gpt2.tokens}\\s", capsys.readouterr().out, re.M)

@@ -113,3 +113,113 @@ def test_diagnose_command(tmp_path, capsys) -> None:  # noqa: ANN001
     assert json.loads(capsys.readouterr().out)[0]["scripts"] == {"Latin": 8}
     assert main(["diagnose", str(tmp_path / "missing.json")]) == 2
     assert "error" in capsys.readouterr().err
+
+
+# ------------------------------------------- every model family, after training
+
+# Written for these tests: English, Chinese, Russian and a little code.
+TRAIN_TEXTS = [
+    "the lower lowest newer 分词器把文本切成小块 Кошка спит " * 3,
+    "hello world x = 1; def f(): pass 中文分词 ",
+] * 30
+FAMILIES = {
+    "bpe": {"vocab_size": 300},
+    "wordpiece": {"vocab_size": 120},
+    "unigram": {"vocab_size": 80, "hard_vocab_limit": False},
+    "sentencepiece-bpe": {"vocab_size": 80, "hard_vocab_limit": False},
+}
+
+
+@pytest.fixture(scope="module")
+def trained() -> dict[str, ts.Tokenizer]:
+    return {m: ts.train(texts=TRAIN_TEXTS, model=m, **opts)  # type: ignore[arg-type]
+            for m, opts in FAMILIES.items()}
+
+
+@pytest.mark.parametrize("model", list(FAMILIES))
+def test_diagnose_after_training_every_family(model: str,
+                                              trained: dict[str, ts.Tokenizer]) -> None:
+    tok = trained[model]
+    d = ts.diagnose(tok, texts=TRAIN_TEXTS, buckets=4, name=model)  # one call
+    assert d.vocab_size == len(tok.get_vocab()) - d.special_tokens
+    # every ordinary token is counted once, in the histogram or apart
+    assert sum(d.scripts.values()) == d.vocab_size
+    assert (sum(d.length_histogram.values()) + d.partial_tokens + d.byte_fallback_tokens
+            == d.vocab_size)
+    assert {"Latin", "Han"} <= set(d.scripts)
+    assert d.corpus_scripts is not None and set(d.corpus_scripts) == {"Latin", "Han", "Cyrillic"}
+    # word markers are gone: SentencePiece's ▁ is a space, WordPiece's ## is dropped
+    shown = "".join(t for t, _ in d.longest)
+    assert "\u2581" not in shown and "##" not in shown
+    assert d.growth and all(b.end > b.start for b in d.growth)
+    if model in ("bpe", "sentencepiece-bpe"):
+        assert d.growth_basis == "merge rank" and d.merges > 0 and d.note == ""
+    else:
+        assert d.growth_basis == "token id" and d.merges == 0
+        family = "WordPiece" if model == "wordpiece" else "Unigram"
+        assert d.note.startswith(f"{family} has no merges")
+        assert f"note: {family} has no merges" in d.summary()
+    page = d.to_html()
+    for section in ("Token length distribution", "Vocabulary by script"):
+        assert section in page
+    assert ("Merges over time" in page) == (d.merges > 0)
+    assert json.loads(d.to_json())["note"] == d.note
+
+
+def test_sentencepiece_bpe_merges_come_from_the_model(trained: dict[str, ts.Tokenizer]) -> None:
+    tok = trained["sentencepiece-bpe"]
+    merges = json.loads(tok.to_str())["model"]["merges"]
+    d = diagnose(tok)
+    assert d.merges == len(merges) > 0
+    # a merge of two pieces makes a piece at least two characters long
+    assert all(b.mean_chars >= 2 for b in d.growth)
+
+
+@pytest.mark.parametrize("model", ["unigram", "sentencepiece-bpe"])
+def test_byte_fallback_pieces_are_counted_apart(model: str) -> None:
+    tok = ts.train(texts=TRAIN_TEXTS, model=model, vocab_size=300,  # type: ignore[arg-type]
+                   byte_fallback=True, hard_vocab_limit=False)
+    d = diagnose(tok, texts=TRAIN_TEXTS)
+    assert d.byte_fallback_tokens == 256 and d.scripts["Bytes"] == 256
+    assert d.partial_tokens == 0
+    assert not any(t.startswith("<0x") or len(t) == 1 and ord(t) < 0x20 for t, _ in d.longest)
+    assert "256 byte-fallback pieces apart" in d.summary()
+    # the byte pieces do not count against a script's fair share
+    assert not any("Latin" in w for w in d.warnings)
+
+
+def test_byte_fallback_by_hand() -> None:
+    tok = char_bpe(["a", "b", "ab"], ["a b"], byte_fallback=True, unk="<unk>")
+    d = diagnose(tok)
+    assert (d.vocab_size, d.special_tokens, d.merges) == (259, 1, 1)
+    assert d.scripts == {"Bytes": 256, "Latin": 3}
+    assert d.length_histogram == {1: 2, 2: 1}
+    assert d.mean_length == pytest.approx(4 / 3)
+    assert (d.byte_fallback_tokens, d.partial_tokens) == (256, 0)
+    assert d.longest[0] == ("ab", 2)
+
+
+def test_diagnose_command_on_trained_tokenizers(tmp_path, capsys,  # noqa: ANN001
+                                                trained: dict[str, ts.Tokenizer]) -> None:
+    paths = [str(trained[m].save(tmp_path / m / "tokenizer.json")) for m in FAMILIES]
+    html = tmp_path / "learned.html"
+    assert main(["diagnose", *paths, "--html", str(html)]) == 0
+    out = capsys.readouterr().out
+    for m in FAMILIES:
+        assert out.count(f"\n{m}  (") + out.startswith(f"{m}  (") == 1
+    assert "note: Unigram has no merges" in out and "note: WordPiece has no merges" in out
+    page = html.read_text(encoding="utf-8")
+    assert "Merges over time" in page and "Unigram has no merges" in page
+    assert page.count("<svg") >= 3
+
+
+def test_compare_report_has_the_diagnostics_section(trained: dict[str, ts.Tokenizer]) -> None:
+    from tokensmith.compare import compare
+
+    comp = compare(trained, {"mixed": TRAIN_TEXTS[:2]})
+    assert set(comp.diagnostics) == set(FAMILIES)
+    page = comp.to_html()
+    for section in ("What each tokenizer learned", "Merges over time",
+                    "Token length distribution", "Vocabulary by script"):
+        assert section in page
+    assert "Vocabulary by script" in comp.table()

@@ -375,3 +375,53 @@ def test_token_text_removes_word_markers(wp: ts.Tokenizer) -> None:
     assert token_text(wp, 3) == b"s"  # ##s
     gpt2 = ts.load(asset("gpt2", "tokenizer.json"))
     assert token_text(gpt2, gpt2.token_to_id("Ġthe") or -1) == b" the"
+
+
+# ----------------------------------------- more values worked out by hand
+
+
+def test_length_percentiles_and_context_overflow_by_hand(byte_tok: ts.Tokenizer) -> None:
+    # one token per byte: documents of 1, 2, ..., 20 tokens
+    docs = ["x" * n for n in range(1, 21)]
+    s = length_distribution(byte_tok, docs, context_length=18)
+    assert s.mean == pytest.approx(10.5)
+    # nearest rank: p50 is the ceil(0.50·20) = 10th value, p95 the 19th, p99 the ceil(19.8) = 20th
+    assert (s.p50, s.p95, s.p99, s.max) == (10, 19, 20, 20)
+    assert s.over_context == 2  # 19 and 20 tokens; 18 itself fits
+    assert length_distribution(byte_tok, docs, context_length=20).over_context == 0
+    assert length_distribution(byte_tok, docs).over_context is None
+    # 100 documents: 95 of 1 token, 4 of 2, 1 of 3
+    skew = ["a"] * 95 + ["ab"] * 4 + ["abc"]
+    t = length_distribution(byte_tok, skew, context_length=1)
+    assert (t.p50, t.p95, t.p99, t.max, t.over_context) == (1, 1, 2, 3, 5)
+    assert t.mean == pytest.approx((95 + 8 + 3) / 100)
+
+
+def test_tokens_per_1k_characters_by_hand(wp: ts.Tokenizer, byte_tok: ts.Tokenizer) -> None:
+    assert compression(wp, "the cats sat").tokens_per_1k_chars == pytest.approx(1000 * 4 / 12)
+    # "né" is 2 characters, 3 bytes, 3 byte tokens: 1,500 tokens per 1,000 characters
+    c = compression(byte_tok, "né")
+    assert (c.tokens, c.characters, c.bytes) == (3, 2, 3)
+    assert c.tokens_per_1k_chars == 1500.0 and c.bytes_per_token == 1.0
+
+
+def test_renyi_efficiency_of_a_uniform_and_a_skewed_distribution(byte_tok: ts.Tokenizer) -> None:
+    # "abcd": four token types, each p = 1/4, so H_α = log2 4 = 2 bits for every α;
+    # |V| = 256 ordinary tokens, log2 256 = 8
+    for alpha in (0.5, 1, 2, 2.5, 3):
+        r = renyi_efficiency(byte_tok, "abcd", alpha=alpha)
+        assert r.entropy_bits == pytest.approx(2.0)
+        assert r.efficiency == pytest.approx(2 / 8)
+        assert r.efficiency_observed == pytest.approx(1.0)
+    # "aab": p = (2/3, 1/3). α = 2: H = -log2(4/9 + 1/9) = log2(9/5) ≈ 0.848 bits;
+    # α = 3: H = log2((8 + 1)/27) / (1 - 3) = log2(3) / 2 ≈ 0.792 bits
+    r2 = renyi_efficiency(byte_tok, "aab", alpha=2)
+    assert r2.entropy_bits == pytest.approx(math.log2(9 / 5))
+    assert r2.efficiency == pytest.approx(math.log2(9 / 5) / 8)
+    assert r2.efficiency_observed == pytest.approx(math.log2(9 / 5))  # log2 of 2 types = 1
+    r3 = renyi_efficiency(byte_tok, "aab", alpha=3)
+    assert r3.entropy_bits == pytest.approx(math.log2(3) / 2)
+    # α = 0 counts the types: log2 2 = 1 bit
+    assert renyi_efficiency(byte_tok, "aab", alpha=0).entropy_bits == pytest.approx(1.0)
+    with pytest.raises(ValueError):
+        renyi_efficiency(byte_tok, "aab", alpha=-1)

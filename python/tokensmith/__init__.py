@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 
 from . import errors, patterns
+from .diagnostics import diagnose
 from .errors import (
     ChecksumError,
     ConfigError,
@@ -44,6 +45,7 @@ __all__ = [
     "load",
     "train",
     "train_bpe",
+    "diagnose",
     "errors",
     "patterns",
     "TokenizerError",

@@ -7,6 +7,10 @@
 >>> d.scripts["Han"] > 0
 True
 
+``tokensmith.diagnose`` is the same function: ``ts.diagnose(ts.train(...))``
+after training, ``tokensmith diagnose TOKENIZER`` on the command line, and
+:meth:`Diagnostics.save_html` for the plots.
+
 Definitions:
 
 token text
@@ -16,15 +20,20 @@ token text
     characters of that text, not counting one leading space (the word-start
     marker of byte-level and SentencePiece vocabularies), so lengths compare
     across tokenizer families. Byte-level tokens that hold only part of a
-    character's UTF-8 bytes are *partial* and counted apart.
+    character's UTF-8 bytes are *partial* and counted apart, and so are the
+    256 byte-fallback pieces (``<0xE5>``) of SentencePiece-style models,
+    which stand for bytes, not for anything learned.
 merges over time
-    For a BPE tokenizer, the merges in rank order cut into ``buckets`` equal
-    ranges; each range gives the mean length (characters and UTF-8 bytes) of
-    the tokens its merges made (``nan`` when they made only parts of
-    characters). Late merges making long tokens is the normal
-    picture; a flat curve means the vocabulary went into short pieces
-    (another script, numbers, code indentation …). Without merges (WordPiece,
-    Unigram) the same is computed over the ordinary tokens in id order.
+    For a BPE tokenizer (byte-level, character-level or SentencePiece BPE),
+    the merges in rank order cut into ``buckets`` equal ranges; each range
+    gives the mean length (characters and UTF-8 bytes) of the tokens its
+    merges made (``nan`` when they made only parts of characters). Late
+    merges making long tokens is the normal picture; a flat curve means the
+    vocabulary went into short pieces (another script, numbers, code
+    indentation …). WordPiece and Unigram have no merges: ``merges`` is 0,
+    ``note`` says so, and the same curve is computed over the ordinary tokens
+    in id order instead (``growth_basis == "token id"``; SentencePiece orders
+    its pieces by score, WordPiece trainers by when a token was added).
 script
     The script of a character is the first word of its Unicode name
     (``unicodedata.name``: "LATIN SMALL LETTER A" → Latin, "CYRILLIC …" →
@@ -34,19 +43,25 @@ script
     script is the script of most of its letters (the first in the text on a
     tie); a token without letters (digits, punctuation, spaces, symbols,
     emoji) is Common; a partial-character token is Bytes; special tokens are
-    left out. ``scripts`` counts tokens per script and ``script_share``
-    divides by all counted tokens; given ``texts``, ``corpus_scripts`` is the
-    share of each script among the letters of those texts, to compare with.
+    left out; byte-fallback pieces are Bytes too. ``scripts`` counts tokens
+    per script and ``script_share`` divides by all counted tokens; given
+    ``texts``, ``corpus_scripts`` is the share of each script among the
+    letters of those texts, to compare with,
+    and a warning names each script that is at least 10% of the letters but
+    less than a quarter of that share of the vocabulary (Bytes not counted,
+    so that a small vocabulary's 256 byte tokens do not hide the picture).
 """
 
 from __future__ import annotations
 
 import json
 import math
+import os
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 from .evaluate import TokenizerLike, _as_tokenizer, _kinds, describe, show_piece, token_text
@@ -149,6 +164,10 @@ class Diagnostics:
     longest: list[tuple[str, int]]
     corpus_scripts: dict[str, float] | None = None
     warnings: list[str] = field(default_factory=list)
+    byte_fallback_tokens: int = 0
+    """Byte-fallback pieces (``<0x00>`` … ``<0xFF>``), counted apart like partial tokens."""
+    note: str = ""
+    """Why there is no merge curve (WordPiece, Unigram), or empty."""
 
     def to_dict(self) -> dict[str, Any]:
         from .evaluate import _plain
@@ -160,9 +179,25 @@ class Diagnostics:
     def to_json(self, *, indent: int | None = 2) -> str:
         return json.dumps(self.to_dict(), ensure_ascii=False, indent=indent)
 
+    def to_html(self, *, title: str = "tokensmith diagnostics") -> str:
+        """A self-contained HTML page with the plots (see :mod:`tokensmith.report`)."""
+        from .report import render_diagnostics
+
+        return render_diagnostics(self, title=title)
+
+    def save_html(
+        self, path: str | os.PathLike[str], *, title: str = "tokensmith diagnostics"
+    ) -> Path:
+        """Write :meth:`to_html` to ``path`` (atomically) and return the path."""
+        from .report import write_atomic
+
+        return write_atomic(Path(path), self.to_html(title=title))
+
     def summary(self) -> str:
         out = [f"{self.name}  ({self.model}, {self.vocab_size:,} tokens, "
                f"{self.special_tokens} special, {self.merges:,} merges)"]
+        if self.note:
+            out.append(f"note: {self.note}")
         if self.growth:
             out.append(f"mean token length by {self.growth_basis} (characters):")
             for b in self.growth:
@@ -171,8 +206,10 @@ class Diagnostics:
                     continue
                 bar = "#" * max(0, round(b.mean_chars * 4))
                 out.append(f"  {b.start:>8,}-{b.end - 1:<8,} {b.mean_chars:5.2f}  {bar}")
-        out.append(f"token lengths (characters; {self.partial_tokens:,} partial-character "
-                   f"tokens apart), mean {self.mean_length:.2f}:")
+        apart = f"{self.partial_tokens:,} partial-character tokens"
+        if self.byte_fallback_tokens:
+            apart += f" and {self.byte_fallback_tokens:,} byte-fallback pieces"
+        out.append(f"token lengths (characters; {apart} apart), mean {self.mean_length:.2f}:")
         total = max(1, sum(self.length_histogram.values()))
         for n, c in sorted(self.length_histogram.items())[:16]:
             out.append(f"  {n:>3}  {c:>8,}  {100 * c / total:5.1f}%  "
@@ -203,6 +240,29 @@ def _surface(tok: Tokenizer, i: int) -> tuple[str | None, int]:
         return None, len(raw)
 
 
+def _bpe_merges(tok: Tokenizer) -> list[tuple[str, str]]:
+    """The merges of a BPE model in rank order.
+
+    The core lists them for byte-level and character-level BPE; for other BPE
+    variants (SentencePiece BPE) they are read from the ``tokenizer.json`` text.
+    """
+    merges = list(tok.merges)
+    if merges:
+        return merges
+    try:
+        model = json.loads(tok.to_str(pretty=False)).get("model") or {}
+    except (ValueError, AttributeError):
+        return []
+    out: list[tuple[str, str]] = []
+    for m in model.get("merges") or []:
+        if isinstance(m, str) and " " in m:
+            a, b = m.split(" ", 1)
+            out.append((a, b))
+        elif isinstance(m, (list, tuple)) and len(m) == 2:
+            out.append((str(m[0]), str(m[1])))
+    return out
+
+
 def _length(text: str) -> int:
     return len(text) - 1 if len(text) > 1 and text[0] == " " else len(text)
 
@@ -227,11 +287,15 @@ def diagnose(
     vocab = tok.get_vocab()
     ids = sorted(i for i in vocab.values() if i not in kinds.special)
     info: dict[int, tuple[str | None, int]] = {i: _surface(tok, i) for i in ids}
+    fallback = [i for i in ids if i in kinds.byte_fallback]
+    learned = [i for i in ids if i not in kinds.byte_fallback]  # byte pieces stand for bytes
 
     hist: Counter[int] = Counter()
     scripts: Counter[str] = Counter()
     partial = 0
-    for i in ids:
+    if fallback:
+        scripts["Bytes"] += len(fallback)
+    for i in learned:
         text, _ = info[i]
         if text is None:
             partial += 1
@@ -242,7 +306,8 @@ def diagnose(
     complete = sum(hist.values())
     mean_length = sum(n * c for n, c in hist.items()) / complete if complete else 0.0
 
-    merges = tok.merges if kinds.model == "BPE" else []
+    merges = _bpe_merges(tok) if kinds.model == "BPE" else []
+    note = ""
     if merges:
         basis = "merge rank"
         made: list[int] = []
@@ -258,7 +323,14 @@ def diagnose(
                 made.append(j)
     else:
         basis = "token id"
-        made = ids
+        made = learned
+        family = {"WordPiece": "WordPiece", "Unigram": "Unigram"}.get(kinds.model)
+        what = (f"{family} has no merges" if family
+                else f"this {kinds.model} tokenizer has no merges")
+        order = ("SentencePiece orders its pieces by score" if kinds.model == "Unigram"
+                 else "the order the vocabulary was built in")
+        note = (f"{what}: merges over time cannot be shown, so token lengths are shown in "
+                f"token id order instead ({order})")
     growth: list[GrowthBucket] = []
     if made:
         n_buckets = max(1, min(buckets, len(made)))
@@ -278,10 +350,11 @@ def diagnose(
             ))
 
     longest_ids = sorted(
-        (i for i in ids if info[i][0] is not None),
+        (i for i in learned if info[i][0] is not None),
         key=lambda i: (-_length(info[i][0] or ""), i),
     )[:top]
     counted = sum(scripts.values())
+    not_bytes = counted - scripts.get("Bytes", 0)
     ordered = dict(scripts.most_common())
     warnings: list[str] = []
     corpus: dict[str, float] | None = None
@@ -289,11 +362,12 @@ def diagnose(
         corpus = letter_scripts(texts)
         if corpus:
             for s, share in corpus.items():
-                vocab_share = scripts.get(s, 0) / counted if counted else 0.0
+                vocab_share = scripts.get(s, 0) / not_bytes if not_bytes else 0.0
                 if share >= 0.1 and vocab_share < share / 4:
                     warnings.append(
                         f"{s} is {100 * share:.0f}% of the letters of the text but only "
                         f"{100 * vocab_share:.1f}% of the vocabulary"
+                        + (" (byte tokens not counted)" if scripts.get("Bytes") else "")
                     )
         else:
             warnings.append("the texts given have no letters to compare scripts with")
@@ -313,4 +387,6 @@ def diagnose(
         longest=[(show_piece(token_text(tok, i)), _length(info[i][0] or "")) for i in longest_ids],
         corpus_scripts=corpus,
         warnings=warnings,
+        byte_fallback_tokens=len(fallback),
+        note=note,
     )

@@ -53,7 +53,9 @@ h3{font-size:1.05rem;margin-top:1.5rem}
 table{border-collapse:collapse;margin:.6rem 0;font-size:.9rem}
 th,td{padding:.25rem .6rem;border-bottom:1px solid #eee;text-align:right;white-space:nowrap}
 th:first-child,td:first-child{text-align:left}th{background:#f6f6f6}
-td.pieces{font-family:ui-monospace,Menlo,Consolas,monospace;text-align:left}
+td.pieces{font-family:ui-monospace,Menlo,Consolas,monospace;text-align:left;
+white-space:normal;overflow-wrap:anywhere;min-width:8rem}
+.scroll{overflow-x:auto;max-width:100%}
 .warn{background:#fff6e0;border-left:4px solid #f0a000;padding:.5rem 1rem;margin:1rem 0}
 .note{color:#555;font-size:.9rem}.legend span{display:inline-block;margin-right:1rem}
 .legend i{display:inline-block;width:.9rem;height:.9rem;margin-right:.3rem;
@@ -144,13 +146,19 @@ def bar_chart(
     pct: bool = False,
     width: int = 720,
     height: int = 280,
+    notes: Sequence[Sequence[str | None]] | None = None,
 ) -> str:
-    """Grouped vertical bars: one group per label, one bar per series (None: no bar)."""
+    """Grouped vertical bars: one group per label, one bar per series (None: no bar).
+
+    ``notes[s][g]``, when given and not None, is a short text drawn above bar
+    ``g`` of series ``s`` (e.g. ``"unk 40%"``).
+    """
     x0, y0, right, bottom = 62, 28, 12, 46
     w, h = width - x0 - right, height - y0 - bottom
     values = [v for _, vs in series for v in vs if v is not None and math.isfinite(v)]
     top_value = max(values + ([reference] if reference else []) + [0.0])
-    ticks = _nice_ticks(top_value * 1.05 if top_value else 1.0)
+    padded = top_value * (1.12 if notes else 1.05) if top_value else 1.0
+    ticks = _nice_ticks(min(padded, 1.0) if pct and top_value <= 1 else padded)
     top = ticks[-1]
     out = [_svg_open(width, height, title or y_label)]
     if title:
@@ -171,6 +179,10 @@ def bar_chart(
             out.append(f'<rect x="{x:.1f}" y="{y:.1f}" width="{bw - 1:.1f}" '
                        f'height="{bh:.1f}" fill="{PALETTE[s % len(PALETTE)]}">'
                        f'<title>{_e(name)} · {_e(label)}: {_e(shown)}</title></rect>')
+            note = notes[s][g] if notes and s < len(notes) and g < len(notes[s]) else None
+            if note:
+                out.append(f'<text x="{x + bw / 2:.1f}" y="{y - 3:.1f}" text-anchor="middle" '
+                           f'font-size="9" fill="#b00">{_e(note)}</text>')
         out.append(f'<text x="{x0 + g * gw + gw / 2:.1f}" y="{y0 + h + 16}" '
                    f'text-anchor="middle" fill="#333">{_e(label)}</text>')
     if reference is not None and top:
@@ -201,7 +213,9 @@ def line_chart(
     x_lo, x_hi = x_range or ((min(xs), max(xs)) if xs else (0.0, 1.0))
     if x_hi == x_lo:
         x_hi = x_lo + 1
-    ticks = _nice_ticks(max(ys + [0.0]) * 1.05 or 1.0)
+    highest = max(ys + [0.0])
+    ticks = _nice_ticks(min(highest * 1.05, 1.0) if pct_y and highest <= 1
+                        else highest * 1.05 or 1.0)
     top = ticks[-1]
     out = [_svg_open(width, height, title or y_label)]
     if title:
@@ -337,7 +351,9 @@ def _table(headers: Sequence[str], rows: Sequence[Sequence[str]], pieces: bool =
             cls = ' class="pieces"' if pieces and k > 0 and "[" in c else ""
             cells.append(f"<td{cls}>{_e(c)}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+    # a wide table (long pieces, many tokenizers) scrolls inside its box, not the page
+    return (f'<div class="scroll"><table><thead><tr>{head}</tr></thead>'
+            f"<tbody>{''.join(body)}</tbody></table></div>")
 
 
 # ---------------------------------------------------------------- sections
@@ -361,10 +377,15 @@ def _diagnostics_html(diags: Sequence[Diagnostics]) -> str:
                                 for b in d.growth]))
     if growth:
         basis = sorted({d.growth_basis for d in diags if d.growth})
+        heading = ("Merges over time: length of the tokens made"
+                   if "merge rank" in basis else
+                   "Token length in token id order (no merges)")
         parts.append(line_chart(
             growth, x_label=f"position in the {' / '.join(basis)} order (% of all)",
-            y_label="mean token length (chars)",
-            title="Merges over time: length of the tokens made", x_range=(0.0, 100.0)))
+            y_label="mean token length (chars)", title=heading, x_range=(0.0, 100.0)))
+    for d in diags:
+        if d.note:
+            parts.append(f'<p class="note"><b>{_e(d.name)}</b>: {_e(d.note)}.</p>')
     lengths = []
     for d in diags:
         total = sum(d.length_histogram.values()) or 1
@@ -387,7 +408,8 @@ def _diagnostics_html(diags: Sequence[Diagnostics]) -> str:
         longest = ", ".join(f"{t!r}" for t, _ in d.longest[:8])
         parts.append(f"<p class='note'><b>{_e(d.name)}</b>: {_e(d.model)}, "
                      f"{d.vocab_size:,} tokens, {d.merges:,} merges, "
-                     f"{d.partial_tokens:,} partial-character tokens; longest: "
+                     f"{d.partial_tokens:,} partial-character tokens, "
+                     f"{d.byte_fallback_tokens:,} byte-fallback pieces; longest: "
                      f"{_e(longest)}</p>")
     return "\n".join(parts)
 
@@ -419,12 +441,25 @@ def render_comparison(comp: Comparison, *, title: str = "tokensmith comparison")
                 out.append((n, vals))
             return out
 
+        # a tokenizer that cannot represent a text looks cheap: one unknown token for a run
+        unk: list[list[str | None]] = []
+        for n in names:
+            row: list[str | None] = []
+            for c in comp.corpora:
+                cov = getattr(comp.results.get(n, {}).get(c), "coverage", None)
+                rate = cov.unknown_rate if cov is not None else 0.0
+                row.append(f"unk {100 * rate:.0f}%" if rate == rate and rate >= 0.01 else None)
+            unk.append(row)
+        if any(x for row in unk for x in row):
+            parts.append('<p class="note"><b style="color:#b00">unk N%</b> above a bar: N% of '
+                         "that tokenizer's tokens on that text are unknown: it cannot represent "
+                         "the text, and its numbers understate the cost.</p>")
         parts.append('<div class="plots">')
         parts.append(bar_chart(comp.corpora, per_text("bytes_per_token"),
                                y_label="bytes per token", title="Bytes per token (higher is "
-                               "cheaper)"))
+                               "cheaper)", notes=unk))
         parts.append(bar_chart(comp.corpora, per_text("fertility"), y_label="tokens per word",
-                               title="Fertility: tokens per word", reference=1.0))
+                               title="Fertility: tokens per word", reference=1.0, notes=unk))
         parts.append(bar_chart(comp.corpora, per_text("proportion_continued"),
                                y_label="words split", pct=True,
                                title="Words cut into two or more tokens"))
