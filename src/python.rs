@@ -653,6 +653,38 @@ fn with_events<T: Send>(
     }
 }
 
+/// The Unigram trainer's steps, one at a time (for tests against the Python reference).
+#[pyfunction]
+fn _unigram_seed(
+    words: Vec<(String, u64)>,
+    coverage: f64,
+    max_len: usize,
+    seed_size: usize,
+) -> PyResult<Vec<(String, f64)>> {
+    crate::trainers::unigram::steps::seed_pieces(&words, coverage, max_len, seed_size).map_err(err)
+}
+
+#[pyfunction]
+fn _unigram_e_step(pieces: Vec<(String, f64)>, words: Vec<(String, u64)>, chars: &str) -> (Vec<f64>, f64, u64) {
+    crate::trainers::unigram::steps::e_step_of(&pieces, &words, chars)
+}
+
+#[pyfunction]
+fn _unigram_m_step(pieces: Vec<(String, f64)>, expected: Vec<f64>, chars: &str) -> Vec<(String, f64)> {
+    crate::trainers::unigram::steps::m_step_of(&pieces, &expected, chars)
+}
+
+#[pyfunction]
+fn _unigram_prune(
+    pieces: Vec<(String, f64)>,
+    words: Vec<(String, u64)>,
+    chars: &str,
+    target: usize,
+    shrinking: f64,
+) -> Vec<(String, f64)> {
+    crate::trainers::unigram::steps::prune_of(&pieces, &words, chars, target, shrinking)
+}
+
 /// Compile a regex as tokenizer pipelines do; raises ConfigError when invalid.
 #[pyfunction]
 fn check_regex(pattern: &str) -> PyResult<()> {
@@ -683,6 +715,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<TrainedBpe>()?;
     m.add("WordCounter", m.py().get_type::<WordCounter_>())?;
     m.add_function(wrap_pyfunction!(check_regex, m)?)?;
+    m.add_function(wrap_pyfunction!(_unigram_seed, m)?)?;
+    m.add_function(wrap_pyfunction!(_unigram_e_step, m)?)?;
+    m.add_function(wrap_pyfunction!(_unigram_m_step, m)?)?;
+    m.add_function(wrap_pyfunction!(_unigram_prune, m)?)?;
     m.add_function(wrap_pyfunction!(bytes_to_unicode, m)?)?;
     m.add_function(wrap_pyfunction!(after_fork, m)?)?;
     m.add_function(wrap_pyfunction!(default_threads, m)?)?;

@@ -722,3 +722,68 @@ mod tests {
         assert!(train(&c, &soft, &mut |_| Ok(())).unwrap().pieces.len() < 1000);
     }
 }
+
+/// The steps one at a time, for the tests that hold them against the
+/// pure-Python reference (`tokensmith.reference.unigram`).
+pub mod steps {
+    use super::*;
+    use rustc_hash::{FxHashMap, FxHashSet};
+
+    fn counts(words: &[(String, u64)]) -> FxHashMap<Vec<u8>, u64> {
+        words.iter().map(|(w, c)| (w.as_bytes().to_vec(), *c)).collect()
+    }
+
+    /// The seed pieces with their log-probability scores.
+    pub fn seed_pieces(
+        words: &[(String, u64)],
+        coverage: f64,
+        max_len: usize,
+        seed_size: usize,
+    ) -> Result<Vec<(String, f64)>> {
+        let w = Words::new(&counts(words), coverage)?;
+        let cfg = UnigramTrainerConfig {
+            seed_size,
+            rules: PieceRules {
+                max_piece_length: max_len,
+                ..PieceRules::default()
+            },
+            ..UnigramTrainerConfig::default()
+        };
+        Ok(seed(&w, &cfg))
+    }
+
+    fn model(pieces: &[(String, f64)], chars: &str) -> Model {
+        let kept: FxHashSet<char> = chars.chars().collect();
+        Model::new(pieces.to_vec(), &kept)
+    }
+
+    fn sorted(words: &[(String, u64)]) -> Vec<(String, u64)> {
+        let mut w = words.to_vec();
+        w.sort_unstable();
+        w
+    }
+
+    /// Expected counts (in piece order), -log-likelihood per word, tokens.
+    pub fn e_step_of(pieces: &[(String, f64)], words: &[(String, u64)], chars: &str) -> (Vec<f64>, f64, u64) {
+        let m = model(pieces, chars);
+        let (expected, objective, tokens) = e_step(&m, &sorted(words));
+        let total: u64 = words.iter().map(|w| w.1).sum();
+        (expected, -objective / total as f64, tokens)
+    }
+
+    /// One M-step over expected counts.
+    pub fn m_step_of(pieces: &[(String, f64)], expected: &[f64], chars: &str) -> Vec<(String, f64)> {
+        m_step(&model(pieces, chars), expected)
+    }
+
+    /// One pruning round.
+    pub fn prune_of(
+        pieces: &[(String, f64)],
+        words: &[(String, u64)],
+        chars: &str,
+        target: usize,
+        shrinking: f64,
+    ) -> Vec<(String, f64)> {
+        prune(&model(pieces, chars), &sorted(words), target, shrinking)
+    }
+}
