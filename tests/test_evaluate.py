@@ -425,3 +425,20 @@ def test_renyi_efficiency_of_a_uniform_and_a_skewed_distribution(byte_tok: ts.To
     assert renyi_efficiency(byte_tok, "aab", alpha=0).entropy_bits == pytest.approx(1.0)
     with pytest.raises(ValueError):
         renyi_efficiency(byte_tok, "aab", alpha=-1)
+
+
+def test_package_level_calls() -> None:
+    import tokensmith as ts
+    import tokensmith.evaluate as module
+
+    tok = ts.train(texts=["hello world"] * 20, vocab_size=270)
+    result = ts.evaluate(tok, ["hello there world"])
+    assert result.compression.tokens == len(tok.encode_ordinary("hello there world"))
+    assert ts.evaluate is module and callable(module)
+    import tokensmith.compare as compare_module
+
+    assert ts.compare is compare_module and callable(compare_module)
+    cmp = ts.compare([tok], ["hello world"])
+    (name,) = cmp.names
+    (evaluation,) = cmp.results[name].values()
+    assert evaluation.compression.tokens == len(tok.encode_ordinary("hello world"))

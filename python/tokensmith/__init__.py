@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from . import errors, patterns
+from . import compare, errors, evaluate, patterns
 from .diagnostics import diagnose
 from .errors import (
     ChecksumError,
@@ -46,6 +46,8 @@ __all__ = [
     "train",
     "train_bpe",
     "diagnose",
+    "evaluate",
+    "compare",
     "errors",
     "patterns",
     "TokenizerError",

@@ -30,6 +30,8 @@ from __future__ import annotations
 
 import json
 import os
+import sys as _sys
+import types as _types
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -501,3 +503,14 @@ def compare(
             warnings.extend(f"{name}: {w}" for w in diag.warnings)
     result.warnings = warnings
     return result
+
+
+class _CallableModule(_types.ModuleType):
+    """``tokensmith.compare(...)`` calls :func:`compare`; ``tokensmith.compare.<name>`` reads
+    this module (so ``ts.compare(tok, texts)`` works as the design shows)."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return compare(*args, **kwargs)
+
+
+_sys.modules[__name__].__class__ = _CallableModule

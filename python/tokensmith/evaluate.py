@@ -77,6 +77,8 @@ import json
 import math
 import os
 import re
+import sys as _sys
+import types as _types
 import unicodedata
 import weakref
 from collections import Counter
@@ -1074,3 +1076,14 @@ def tokenizer_name(source: str | os.PathLike[str]) -> str:
         parent = os.path.basename(os.path.dirname(path))
         return parent or stem
     return stem if ext in {".json", ".tiktoken", ".model", ".txt"} else base
+
+
+class _CallableModule(_types.ModuleType):
+    """``tokensmith.evaluate(...)`` calls :func:`evaluate`; ``tokensmith.evaluate.<name>`` reads
+    this module (so ``ts.evaluate(tok, texts)`` works as the design shows)."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return evaluate(*args, **kwargs)
+
+
+_sys.modules[__name__].__class__ = _CallableModule
