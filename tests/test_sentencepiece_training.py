@@ -246,3 +246,44 @@ def test_command_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
     assert main(["train", str(corpus), "--vocab-size", "300", "--byte-fallback",
                  "--out", str(tmp_path / "x.json")]) == 2
     assert "--byte-fallback applies to" in capsys.readouterr().err
+
+
+def test_bpe_dropout(texts: list[str], tmp_path: Path) -> None:
+    from tokensmith.sampling import sample_encode
+
+    tok = ts.train(texts=texts, model="sentencepiece-bpe", vocab_size=500, byte_fallback=True)
+    text = "the tokenizer trains on lower newer text"
+    base = tok.encode_ordinary(text)
+    assert sample_encode(tok, text, alpha=0.0, seed=3) == base
+    chars = sample_encode(tok, text, alpha=1.0, seed=3)
+    assert [tok.id_to_token(i) for i in chars] == ["\u2581" if c == " " else c
+                                                   for c in "\u2581" + text]
+    draws = [sample_encode(tok, text, alpha=0.3, seed=s) for s in range(300)]
+    assert all(tok.decode(d) == text for d in draws)
+    assert len({tuple(d) for d in draws}) > 20
+    assert sample_encode(tok, text, alpha=0.3, seed=7) == sample_encode(tok, text, alpha=0.3,
+                                                                          seed=7)
+    # on average as long as sentencepiece's own BPE-dropout
+    sp = _processor(tok, tmp_path)
+    ours = sum(len(d) for d in draws) / len(draws)
+    theirs = sum(len(sp.encode(text, enable_sampling=True, alpha=0.3)) for _ in range(300)) / 300
+    assert abs(ours - theirs) / theirs < 0.06, (ours, theirs)
+    assert len(base) < ours < len(chars)
+
+
+def test_bpe_dropout_on_llama2() -> None:
+    from tokensmith.sampling import sample_encode
+
+    from .conftest import asset
+
+    path = asset("llama2", "tokenizer.model")
+    tok = ts.load(path)
+    sp = sentencepiece.SentencePieceProcessor(model_file=str(path))
+    text = "Subword regularization makes models robust to segmentation noise."
+    assert sample_encode(tok, text, alpha=0.0, seed=1) == sp.encode(text)
+    ours = [sample_encode(tok, text, alpha=0.2, seed=s) for s in range(400)]
+    theirs = [sp.encode(text, enable_sampling=True, alpha=0.2) for _ in range(400)]
+    assert all(tok.decode(d) == text for d in ours)
+    mean = sum(map(len, ours)) / 400
+    ref_mean = sum(map(len, theirs)) / 400
+    assert abs(mean - ref_mean) / ref_mean < 0.05, (mean, ref_mean)

@@ -1,4 +1,5 @@
-"""Subword regularization for Unigram tokenizers: n-best and sampled encodings.
+"""Subword regularization: n-best and sampled encodings (Unigram), BPE-dropout
+(SentencePiece BPE).
 
 Works on any tokenizer whose model is Unigram (a SentencePiece ``.model``,
 T5's ``tokenizer.json`` …); the text is normalized and pre-tokenized as
@@ -56,9 +57,15 @@ def sample_encode(
 ) -> list[int]:
     """One encoding drawn at random (subword regularization).
 
-    ``nbest_size < 0`` samples from every segmentation with probability
-    proportional to ``exp(alpha * score)``; ``nbest_size > 1`` samples among
-    the ``nbest_size`` best; 0 or 1 (or ``alpha == 0``) gives the best one.
+    Unigram: ``nbest_size < 0`` samples from every segmentation with
+    probability proportional to ``exp(alpha * score)``; ``nbest_size > 1``
+    samples among the ``nbest_size`` best; 0 or 1 (or ``alpha == 0``) gives
+    the best one.
+
+    SentencePiece BPE (Llama-2 style ``.model`` files, ``model="sentencepiece-bpe"``):
+    BPE-dropout (Provilkov et al. 2020) as ``sentencepiece`` samples it — each
+    merge is skipped with probability ``alpha`` (0 gives the usual encoding, 1
+    the characters); ``nbest_size`` does not apply.
     """
     if seed is None:
         seed = random.getrandbits(64)

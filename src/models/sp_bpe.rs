@@ -135,6 +135,12 @@ impl SentencePieceBpe {
 
     /// The pieces of `text` as `(start, end, id)`, before unknown handling.
     fn segment<'a>(&self, text: &'a str, out: &mut Vec<(&'a str, u32)>) {
+        self.segment_with(text, out, &mut || false)
+    }
+
+    /// `segment`, skipping each merge for which `skip()` says so
+    /// (BPE-dropout, Provilkov et al. 2020, as `sentencepiece` samples it).
+    fn segment_with<'a>(&self, text: &'a str, out: &mut Vec<(&'a str, u32)>, skip: &mut dyn FnMut() -> bool) {
         let bytes = text.as_bytes();
         let mut syms: Vec<Symbol> = Vec::with_capacity(text.len());
         let mut pos = 0;
@@ -195,6 +201,9 @@ impl SentencePieceBpe {
             let (l, r) = (syms[top.left as usize], syms[top.right as usize]);
             if l.len == 0 || r.len == 0 || l.len + r.len != top.size {
                 continue; // stale
+            }
+            if skip() {
+                continue; // dropped this time
             }
             syms[top.left as usize].len += r.len;
             syms[top.left as usize].next = r.next;
@@ -261,9 +270,31 @@ impl SentencePieceBpe {
         }
     }
 
+    /// One encoding with BPE-dropout: every merge is skipped with
+    /// probability `alpha` (0: the usual encoding; 1: characters).
+    pub fn sample_text(
+        &self,
+        text: &str,
+        alpha: f64,
+        rng: &mut crate::models::unigram::Rng,
+        out: &mut Vec<(u32, u32)>,
+    ) {
+        let mut segs = Vec::new();
+        if alpha <= 0.0 {
+            self.segment(text, &mut segs);
+        } else {
+            self.segment_with(text, &mut segs, &mut || alpha >= 1.0 || rng.uniform() < alpha);
+        }
+        self.emit(segs, out);
+    }
+
     fn encode_text(&self, text: &str, out: &mut Vec<(u32, u32)>) {
         let mut segs = Vec::new();
         self.segment(text, &mut segs);
+        self.emit(segs, out);
+    }
+
+    fn emit(&self, segs: Vec<(&str, u32)>, out: &mut Vec<(u32, u32)>) {
         let unk = self.index.unk_id;
         let mut prev_unk = false;
         for (w, id) in segs {

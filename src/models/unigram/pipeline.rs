@@ -42,14 +42,25 @@ pub fn encode_nbest(tok: &Tokenizer, text: &str, n: usize) -> Result<Vec<(Vec<u3
         .collect())
 }
 
-/// One sampled encoding of `text` (see [`Unigram::sample`]).
+/// One sampled encoding of `text`: Unigram sampling (see [`Unigram::sample`]),
+/// or BPE-dropout for a SentencePiece BPE model (`alpha` = the probability
+/// of skipping each merge; `nbest_size` does not apply).
 pub fn sample_encode(tok: &Tokenizer, text: &str, nbest_size: i32, alpha: f64, seed: u64) -> Result<Vec<u32>> {
-    let m = unigram(tok)?;
     if !(alpha.is_finite() && alpha >= 0.0) {
         return Err(Error::Config(format!(
             "alpha must be a finite number >= 0, not {alpha}"
         )));
     }
+    if let ModelKind::SentencePieceBpe(m) = &tok.model {
+        let pt = pieces(tok, text)?;
+        let mut rng = Rng::new(seed);
+        let mut out = Vec::new();
+        for &(s, e) in &pt.pieces {
+            m.sample_text(&pt.ns.text[s..e], alpha, &mut rng, &mut out);
+        }
+        return Ok(out.into_iter().map(|(id, _)| id).collect());
+    }
+    let m = unigram(tok)?;
     let pt = pieces(tok, text)?;
     let parts: Vec<&str> = pt.pieces.iter().map(|&(s, e)| &pt.ns.text[s..e]).collect();
     let mut rng = Rng::new(seed);
