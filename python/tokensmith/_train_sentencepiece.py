@@ -292,7 +292,7 @@ def train_unigram(
                      remove_extra_whitespaces=remove_extra_whitespaces,
                      treat_whitespace_as_suffix=treat_whitespace_as_suffix,
                      errors=errors, verbose=verbose, out=out)
-    on_event, close = _events(verbose, progress, out, callback, "‰ pruned")
+    on_event, close = _events(verbose, progress, out, callback, "‰ of pruning")
     t1 = time.monotonic()
     learned, dropped = counter.train_unigram(
         vocab_size - len(meta), character_coverage, max_piece_length, seed_size,
@@ -311,7 +311,9 @@ def train_unigram(
                "num_sub_iterations": num_sub_iterations},
     )
     if verbose:
-        note = f"; {dropped:,} rare characters left to {'bytes' if byte_fallback else unk_token}"
+        where = "bytes" if byte_fallback else (
+            f"{unk_token} (byte_fallback=True or character_coverage=1.0 keeps them)")
+        note = f"; {dropped:,} rare characters left to {where}"
         print(f"learned {len(learned):,} pieces in {time.monotonic() - t1:.1f} s; vocabulary "
               f"{tok.vocab_size:,} pieces{note if dropped else ''}", file=out)
     return tok

@@ -594,6 +594,7 @@ pub fn train(
     let seeded = seed(&words, cfg);
     let desired = (cfg.vocab_size as f64 * 1.1) as usize;
     let mut model = Model::new(seeded, &words.kept);
+    let initial = model.len();
     let total = words.total_count() as f64;
     let mut round = 0usize;
     loop {
@@ -616,8 +617,11 @@ pub fn train(
         let pruned = prune(&model, &words.words, desired, cfg.shrinking_factor);
         let after = pruned.len();
         model = Model::new(pruned, &words.kept);
+        // pruning shrinks the vocabulary geometrically: progress on a log scale
+        let span = (initial as f64 / desired.max(1) as f64).ln().max(f64::MIN_POSITIVE);
+        let done = ((initial as f64 / after.max(1) as f64).ln() / span * 1000.0) as usize;
         on_event(TrainEvent::Progress {
-            done: desired.max(1) * 1000 / before.max(1),
+            done: done.min(1000),
             total: 1000,
         })?;
         if after >= before {
