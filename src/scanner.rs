@@ -191,27 +191,34 @@ impl Scanner {
 
     /// All pieces of `text`, in order; they tile the text.
     pub fn find_iter(&self, text: &str, out: &mut Vec<(usize, usize)>) {
+        self.for_each(text, |s, e| out.push((s, e)));
+    }
+
+    /// Call `f(start, end)` for each piece of `text`, in order.
+    #[inline]
+    pub fn for_each(&self, text: &str, mut f: impl FnMut(usize, usize)) {
         let b = text.as_bytes();
         let mut i = 0;
+        // one loop per pattern, so each inlines its own piece function
         match self.kind {
             Kind::Gpt2 => {
                 while i < b.len() {
                     let e = self.gpt2(b, i);
-                    out.push((i, e));
+                    f(i, e);
                     i = e;
                 }
             }
             Kind::Cl100k { max_digits } => {
                 while i < b.len() {
                     let e = self.cl100k(b, i, max_digits);
-                    out.push((i, e));
+                    f(i, e);
                     i = e;
                 }
             }
             Kind::O200k => {
                 while i < b.len() {
                     let e = self.o200k(b, i);
-                    out.push((i, e));
+                    f(i, e);
                     i = e;
                 }
             }

@@ -309,6 +309,16 @@ impl Tokenizer {
     }
 
     fn encode_normalized(&self, ns: NormalizedString, sink: &mut Sink) -> Result<()> {
+        // Fast path: ids only, a known split pattern and a BPE model: the
+        // scanner hands each piece straight to the model.
+        if sink.offsets.is_none() {
+            if let (Some(scanner), ModelKind::Bpe(bpe)) =
+                (self.pre_tokenizer.as_ref().and_then(|p| p.scanner()), &self.model)
+            {
+                bpe.encode_scanned(scanner, &ns.text, sink.ids);
+                return Ok(());
+            }
+        }
         let mut pt = PreTokenizedString::new(ns);
         if let Some(p) = &self.pre_tokenizer {
             p.pre_tokenize(&mut pt)?;

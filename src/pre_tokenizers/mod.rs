@@ -316,6 +316,60 @@ impl PreTokenizer {
         }
     }
 
+    /// The hand-written scanner, when this pre-tokenizer is one split by a
+    /// known pattern (as [`PreTokenizer::split_regex`] finds it) whose
+    /// pieces are exactly the scanner's.
+    pub fn scanner(&self) -> Option<&crate::scanner::Scanner> {
+        use crate::pattern::Engine;
+        fn scanner_of(p: &Pattern) -> Option<&crate::scanner::Scanner> {
+            match p {
+                Pattern::Regex { re, .. } => match re.as_ref() {
+                    Engine::Scan(s) => Some(s),
+                    _ => None,
+                },
+                Pattern::Literal(_) => None,
+            }
+        }
+        fn own(p: &PreTokenizer) -> Option<&crate::scanner::Scanner> {
+            match p {
+                PreTokenizer::Split {
+                    pattern,
+                    behavior: SplitBehavior::Isolated,
+                    invert: false,
+                } => scanner_of(pattern),
+                PreTokenizer::ByteLevel {
+                    use_regex: true,
+                    add_prefix_space: false,
+                    ..
+                } => scanner_of(gpt2_pattern()),
+                _ => None,
+            }
+        }
+        match self {
+            PreTokenizer::Sequence { pretokenizers } => {
+                let mut found = None;
+                for p in pretokenizers {
+                    match p {
+                        // byte-level mapping without the regex leaves pieces as they are
+                        PreTokenizer::ByteLevel {
+                            use_regex: false,
+                            add_prefix_space: false,
+                            ..
+                        } => {}
+                        other => {
+                            if found.is_some() {
+                                return None;
+                            }
+                            found = Some(own(other)?);
+                        }
+                    }
+                }
+                found
+            }
+            other => own(other),
+        }
+    }
+
     /// Whether this pre-tokenizer maps text to the byte-level alphabet.
     pub fn is_byte_level(&self) -> bool {
         match self {

@@ -36,7 +36,27 @@ pub struct Bpe {
     pub dropout: Option<f32>,
     byte_ids: [u32; 256],
     fallback_ids: [u32; 256],
+    /// The tokens of at most `SHORT_MAX` bytes by packed key (see `short_key`):
+    /// a whole-piece lookup without hashing a slice or comparing bytes.
+    short: FxHashMap<[u64; 2], u32>,
     cache: RwLock<PieceCache>,
+}
+
+/// Longest token kept in `Bpe::short`.
+const SHORT_MAX: usize = 15;
+
+/// A token of at most `SHORT_MAX` bytes as two words: the bytes, zero-padded,
+/// with the length in the top byte (so that trailing zero bytes count).
+#[inline(always)]
+fn short_key(t: &[u8]) -> [u64; 2] {
+    debug_assert!(t.len() <= SHORT_MAX);
+    let mut buf = [0u8; 16];
+    buf[..t.len()].copy_from_slice(t);
+    buf[15] = t.len() as u8;
+    [
+        u64::from_le_bytes(buf[..8].try_into().unwrap()),
+        u64::from_le_bytes(buf[8..].try_into().unwrap()),
+    ]
 }
 
 pub struct BpeOptions {
@@ -165,6 +185,11 @@ impl Bpe {
             ..opts
         };
         let unk_id = opts.unk_token.as_ref().and_then(|u| vocab.get(u.as_bytes()).copied());
+        let short = vocab
+            .iter()
+            .filter(|(t, _)| t.len() <= SHORT_MAX)
+            .map(|(t, &id)| (short_key(t), id))
+            .collect();
         Bpe {
             vocab,
             vocab_r,
@@ -180,6 +205,7 @@ impl Bpe {
             dropout: opts.dropout,
             byte_ids,
             fallback_ids,
+            short,
             cache: RwLock::new(FxHashMap::default()),
         }
     }
@@ -312,13 +338,44 @@ impl Bpe {
     }
 }
 
+impl Bpe {
+    /// The id of a whole piece, if it is a token.
+    #[inline]
+    fn whole(&self, piece: &[u8]) -> Option<u32> {
+        if piece.len() <= SHORT_MAX {
+            self.short.get(&short_key(piece)).copied()
+        } else {
+            self.vocab.get(piece).copied()
+        }
+    }
+
+    /// Encode every piece a scanner cuts from `text`, appending ids only.
+    /// The same ids as `encode_piece` on each piece.
+    pub fn encode_scanned(&self, scanner: &crate::scanner::Scanner, text: &str, out: &mut Vec<u32>) {
+        let bytes = text.as_bytes();
+        let mut buf: Vec<(u32, u32)> = Vec::with_capacity(64);
+        scanner.for_each(text, |s, e| {
+            let piece = &bytes[s..e];
+            if self.ignore_merges {
+                if let Some(id) = self.whole(piece) {
+                    out.push(id);
+                    return;
+                }
+            }
+            buf.clear();
+            self.encode_piece(piece, &mut buf);
+            out.extend(buf.iter().map(|&(id, _)| id));
+        });
+    }
+}
+
 impl Model for Bpe {
     fn encode_piece(&self, piece: &[u8], out: &mut Vec<(u32, u32)>) {
         if piece.is_empty() {
             return;
         }
         if self.ignore_merges {
-            if let Some(&id) = self.vocab.get(piece) {
+            if let Some(id) = self.whole(piece) {
                 out.push((id, piece.len() as u32));
                 return;
             }
@@ -402,6 +459,9 @@ impl Bpe {
         }
         self.vocab_r[id as usize] = Some(token.into());
         self.vocab.insert(token.to_vec(), id);
+        if token.len() <= SHORT_MAX {
+            self.short.insert(short_key(token), id);
+        }
     }
 }
 
