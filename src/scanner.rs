@@ -376,7 +376,7 @@ impl Scanner {
     }
 
     /// One GPT-2 piece starting at `i`.
-    #[inline]
+    #[inline(always)]
     fn gpt2(&self, b: &[u8], i: usize) -> usize {
         let c = b[i];
         if c == b'\'' {
@@ -411,7 +411,7 @@ impl Scanner {
     }
 
     /// One cl100k (or Qwen2) piece starting at `i`.
-    #[inline]
+    #[inline(always)]
     fn cl100k(&self, b: &[u8], i: usize, max_digits: usize) -> usize {
         let c = b[i];
         // (?i:'s|'t|'re|'ve|'m|'ll|'d)
@@ -487,7 +487,7 @@ impl Scanner {
     }
 
     /// One o200k piece starting at `i`.
-    #[inline]
+    #[inline(always)]
     fn o200k(&self, b: &[u8], i: usize) -> usize {
         let (f, len) = self.cls(b, i);
         // The two word alternatives, each tried with the optional prefix

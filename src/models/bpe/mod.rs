@@ -338,6 +338,25 @@ impl Bpe {
     }
 }
 
+/// `short_key(&text[s..s + len])`, read straight from the text when 16 bytes
+/// are there to read (a copy through a buffer stalls the loads after it).
+#[inline(always)]
+fn short_key_at(text: &[u8], s: usize, len: usize) -> [u64; 2] {
+    debug_assert!(len <= SHORT_MAX);
+    let Some(w) = text.get(s..s + 16) else {
+        return short_key(&text[s..s + len]);
+    };
+    let lo = u64::from_le_bytes(w[..8].try_into().unwrap());
+    let hi = u64::from_le_bytes(w[8..].try_into().unwrap());
+    // keep the first `len` bytes: `len` < 8 keeps part of `lo`, else part of `hi`
+    let (lo, hi) = if len < 8 {
+        (lo & ((1u64 << (8 * len)) - 1), 0)
+    } else {
+        (lo, hi & ((1u64 << (8 * (len - 8))) - 1))
+    };
+    [lo, hi | ((len as u64) << 56)]
+}
+
 impl Bpe {
     /// The id of a whole piece, if it is a token.
     #[inline]
@@ -357,7 +376,12 @@ impl Bpe {
         scanner.for_each(text, |s, e| {
             let piece = &bytes[s..e];
             if self.ignore_merges {
-                if let Some(id) = self.whole(piece) {
+                let id = if piece.len() <= SHORT_MAX {
+                    self.short.get(&short_key_at(bytes, s, piece.len())).copied()
+                } else {
+                    self.vocab.get(piece).copied()
+                };
+                if let Some(id) = id {
                     out.push(id);
                     return;
                 }
@@ -553,6 +577,18 @@ mod tests {
         let m = Bpe::new(vocab, &merges, opts).unwrap();
         assert_eq!(ids(&m, "low"), vec![4]);
         assert_eq!(ids(&m, "lol"), vec![3]);
+    }
+
+    #[test]
+    fn short_keys_read_in_place_equal_copied_keys() {
+        let text: Vec<u8> = (0..40u8).map(|b| b.wrapping_mul(37)).collect();
+        for s in 0..text.len() {
+            for len in 0..=SHORT_MAX.min(text.len() - s) {
+                assert_eq!(short_key_at(&text, s, len), short_key(&text[s..s + len]), "{s} {len}");
+            }
+        }
+        // trailing zero bytes are part of the key
+        assert_ne!(short_key(b"a"), short_key(b"a\0"));
     }
 
     #[test]
