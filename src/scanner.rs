@@ -37,6 +37,33 @@ fn is_punct(f: u8) -> bool {
     f & (L | N | S) == 0
 }
 
+/// The high bit of each byte of a word.
+const HIGH: u64 = 0x8080_8080_8080_8080;
+
+/// The high bit of each byte of `w` that is an ASCII byte in `lo..=hi`.
+#[inline(always)]
+fn ascii_in_range(w: u64, lo: u8, hi: u8) -> u64 {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    let x = w & !HIGH; // 7-bit bytes: the additions below carry into no neighbour
+    let at_least_lo = x + ONES * (0x80 - lo as u64);
+    let above_hi = x + ONES * (0x7F - hi as u64);
+    at_least_lo & !above_hi & !w & HIGH
+}
+
+/// The high bit of each byte of `w` that is an ASCII member of the class
+/// `mask` (`L`: `A-Za-z`, `UP`: `A-Z`, `LO`: `a-z`; the tables test that
+/// these are exactly the ASCII members).
+#[inline(always)]
+fn ascii_run_mask(w: u64, mask: u8) -> u64 {
+    match mask {
+        // setting bit 5 maps A-Z onto a-z and no other byte into a-z
+        L => ascii_in_range(w | 0x2020_2020_2020_2020, b'a', b'z'),
+        UP => ascii_in_range(w, b'A', b'Z'),
+        LO => ascii_in_range(w, b'a', b'z'),
+        _ => 0,
+    }
+}
+
 /// Bits per block of the two-level table: blocks of 128 code points.
 const BLOCK_BITS: u32 = 7;
 
@@ -248,24 +275,47 @@ impl Scanner {
     }
 
     /// End of the longest run from `i` of characters having a flag of `mask`.
+    ///
+    /// For the letter classes, ASCII text is taken eight bytes at a time
+    /// (`ascii_run_mask`): one step usually finds the end of a word, where a
+    /// byte loop would mispredict its exit branch at a varying length.
     #[inline(always)]
     fn run(&self, b: &[u8], mut i: usize, mask: u8) -> usize {
-        while i < b.len() {
+        let swar = matches!(mask, L | UP | LO);
+        loop {
+            if swar {
+                if let Some(w) = b.get(i..i + 8) {
+                    let w = u64::from_le_bytes(w.try_into().unwrap());
+                    let stop = !ascii_run_mask(w, mask) & HIGH;
+                    if stop == 0 {
+                        i += 8;
+                        continue;
+                    }
+                    i += (stop.trailing_zeros() / 8) as usize;
+                    if b[i] < 0x80 {
+                        // an ASCII byte outside the class ends the run
+                        return i;
+                    }
+                    // a longer character: looked up below
+                }
+            }
+            if i >= b.len() {
+                return i;
+            }
             let c = b[i];
             if c < 0x80 {
                 if self.t.ascii[c as usize] & mask == 0 {
-                    break;
+                    return i;
                 }
                 i += 1;
             } else {
                 let (cp, len) = decode(b, i);
                 if self.t.of(cp) & mask == 0 {
-                    break;
+                    return i;
                 }
                 i += len;
             }
         }
-        i
     }
 
     /// End of the longest run from `i` of `[^\s\p{L}\p{N}]`.
@@ -577,6 +627,27 @@ mod tests {
                 .filter(|c| re.is_match(c.encode_utf8(&mut [0; 4])))
                 .collect();
             assert_eq!(&matching, f, "fold set of {x}");
+        }
+    }
+
+    #[test]
+    fn eight_byte_class_masks_agree_with_the_tables() {
+        let t = Tables::get();
+        let mut x = 0x1234_5678_9ABC_DEF1u64;
+        for k in 0..200_000u32 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            // every byte value shows up in every lane
+            let w = if k < 256 { u64::from(k as u8) * 0x0101_0101_0101_0101 } else { x };
+            for mask in [L, UP, LO] {
+                let m = ascii_run_mask(w, mask);
+                for lane in 0..8 {
+                    let byte = (w >> (8 * lane)) as u8;
+                    let want = byte < 0x80 && t.ascii[byte as usize] & mask != 0;
+                    assert_eq!(m >> (8 * lane + 7) & 1 == 1, want, "byte {byte:#x} mask {mask}");
+                }
+            }
         }
     }
 

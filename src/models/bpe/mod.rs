@@ -40,7 +40,56 @@ pub struct Bpe {
     /// a whole-piece lookup without hashing a slice or comparing bytes.
     short: FxHashMap<[u64; 2], u32>,
     cache: RwLock<PieceCache>,
+    /// Tells this model's entries in the per-thread hot caches from others';
+    /// a new one whenever the vocabulary changes.
+    generation: u64,
 }
+
+/// A fresh model generation (see `Bpe::generation`).
+fn next_generation() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
+/// Bits of the hot cache index: 8192 slots of 32 bytes, well inside L2.
+const HOT_BITS: u32 = 13;
+/// Most tokens a hot cache slot holds.
+const HOT_IDS: usize = 3;
+
+/// One slot of a hot cache: a short piece's key and its ids. An all-zero
+/// key is no piece (a key holds the piece's non-zero length).
+#[derive(Clone, Copy, Default)]
+#[repr(C, align(32))]
+struct HotSlot {
+    key: [u64; 2],
+    ids: [u32; HOT_IDS],
+    n: u32,
+}
+
+/// A direct-mapped cache of the short pieces a thread encoded last, for one
+/// model. The vocabulary's hash table is megabytes, and a lookup there
+/// mostly waits for memory; recent pieces repeat (word frequencies are
+/// skewed), and this table stays in the core's cache.
+struct HotCache {
+    generation: u64,
+    slots: Box<[HotSlot]>,
+}
+
+impl HotCache {
+    #[inline(always)]
+    fn slot(key: &[u64; 2]) -> usize {
+        let h = (key[0] ^ key[1].wrapping_mul(0x9E37_79B9_7F4A_7C15)).wrapping_mul(0xD6E8_FEB8_6659_FD93);
+        (h >> (64 - HOT_BITS)) as usize
+    }
+}
+
+thread_local! {
+    /// The hot caches of the models this thread used last (a few, so that
+    /// alternating between models does not wipe them).
+    static HOT: std::cell::RefCell<Vec<HotCache>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+const HOT_MODELS: usize = 4;
 
 /// Longest token kept in `Bpe::short`.
 const SHORT_MAX: usize = 15;
@@ -207,6 +256,7 @@ impl Bpe {
             fallback_ids,
             short,
             cache: RwLock::new(FxHashMap::default()),
+            generation: next_generation(),
         }
     }
 
@@ -371,23 +421,97 @@ impl Bpe {
     /// Encode every piece a scanner cuts from `text`, appending ids only.
     /// The same ids as `encode_piece` on each piece.
     pub fn encode_scanned(&self, scanner: &crate::scanner::Scanner, text: &str, out: &mut Vec<u32>) {
+        if self.dropout.is_some_and(|d| d > 0.0) {
+            // random merges: nothing can be cached
+            let mut buf = Vec::with_capacity(64);
+            scanner.for_each(text, |s, e| {
+                buf.clear();
+                self.encode_piece(&text.as_bytes()[s..e], &mut buf);
+                out.extend(buf.iter().map(|&(id, _)| id));
+            });
+            return;
+        }
+        HOT.with(|hot| match hot.try_borrow_mut() {
+            Ok(mut caches) => {
+                let k = match caches.iter().position(|c| c.generation == self.generation) {
+                    Some(k) => k,
+                    None => {
+                        if caches.len() == HOT_MODELS {
+                            caches.remove(0);
+                        }
+                        caches.push(HotCache {
+                            generation: self.generation,
+                            slots: vec![HotSlot::default(); 1 << HOT_BITS].into_boxed_slice(),
+                        });
+                        caches.len() - 1
+                    }
+                };
+                self.encode_scanned_with(scanner, text, &mut caches[k].slots, out);
+            }
+            // (only reentrant use could get here) a throw-away cache
+            Err(_) => {
+                let mut slots = vec![HotSlot::default(); 1 << HOT_BITS];
+                self.encode_scanned_with(scanner, text, &mut slots, out);
+            }
+        });
+    }
+
+    fn encode_scanned_with(
+        &self,
+        scanner: &crate::scanner::Scanner,
+        text: &str,
+        slots: &mut [HotSlot],
+        out: &mut Vec<u32>,
+    ) {
         let bytes = text.as_bytes();
         let mut buf: Vec<(u32, u32)> = Vec::with_capacity(64);
         scanner.for_each(text, |s, e| {
             let piece = &bytes[s..e];
-            if self.ignore_merges {
-                let id = if piece.len() <= SHORT_MAX {
-                    self.short.get(&short_key_at(bytes, s, piece.len())).copied()
-                } else {
-                    self.vocab.get(piece).copied()
-                };
-                if let Some(id) = id {
-                    out.push(id);
-                    return;
+            if piece.len() > SHORT_MAX {
+                if self.ignore_merges {
+                    if let Some(&id) = self.vocab.get(piece) {
+                        out.push(id);
+                        return;
+                    }
                 }
+                buf.clear();
+                self.encode_piece(piece, &mut buf);
+                out.extend(buf.iter().map(|&(id, _)| id));
+                return;
+            }
+            let key = short_key_at(bytes, s, piece.len());
+            let slot = &mut slots[HotCache::slot(&key)];
+            if slot.key == key {
+                out.extend_from_slice(&slot.ids[..slot.n as usize]);
+                return;
+            }
+            let whole = if self.ignore_merges {
+                self.short.get(&key).copied()
+            } else {
+                None
+            };
+            if let Some(id) = whole {
+                *slot = HotSlot {
+                    key,
+                    ids: [id, 0, 0],
+                    n: 1,
+                };
+                out.push(id);
+                return;
             }
             buf.clear();
             self.encode_piece(piece, &mut buf);
+            if buf.len() <= HOT_IDS {
+                let mut ids = [0; HOT_IDS];
+                for (d, &(id, _)) in ids.iter_mut().zip(&buf) {
+                    *d = id;
+                }
+                *slot = HotSlot {
+                    key,
+                    ids,
+                    n: buf.len() as u32,
+                };
+            }
             out.extend(buf.iter().map(|&(id, _)| id));
         });
     }
@@ -485,6 +609,11 @@ impl Bpe {
         self.vocab.insert(token.to_vec(), id);
         if token.len() <= SHORT_MAX {
             self.short.insert(short_key(token), id);
+        }
+        // earlier results may no longer hold
+        self.generation = next_generation();
+        if let Ok(cache) = self.cache.get_mut() {
+            cache.clear();
         }
     }
 }
