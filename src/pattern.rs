@@ -732,7 +732,11 @@ mod tests {
                     for &b in &reps {
                         s.push(a);
                         s.push(b);
-                        s.push(if (a as u32 + b as u32) % 2 == 0 { ' ' } else { 'x' });
+                        s.push(if (a as u32 + b as u32).is_multiple_of(2) {
+                            ' '
+                        } else {
+                            'x'
+                        });
                     }
                 }
                 same_pieces(p, &scan, &fancy, &s);
