@@ -70,6 +70,15 @@ fn main() {
         n = tok.encode(&text, &Allowed::None, None, false).expect("encode").len();
     });
     println!("encode: {n} tokens, best {wall:.1} MB/s, cpu {cpu:.1} MB/s");
+    // cold: a freshly loaded tokenizer each time (empty piece caches); only the encode is timed
+    let mut cold = 0f64;
+    for _ in 0..rounds.min(std::env::var("COLD").ok().and_then(|r| r.parse().ok()).unwrap_or(3)) {
+        let fresh = load(&args[1]);
+        let t = Instant::now();
+        n = fresh.encode(&text, &Allowed::None, None, false).expect("encode").len();
+        cold = cold.max(mb / t.elapsed().as_secs_f64());
+    }
+    println!("cold encode: {n} tokens, best {cold:.1} MB/s");
     if let Some(regex) = tok.split_regex() {
         let pat = tokensmith::pattern::Pattern::regex(&regex).expect("regex");
         let mut out = Vec::new();

@@ -39,6 +39,8 @@ pub struct Bpe {
     /// The tokens of at most `SHORT_MAX` bytes by packed key (see `short_key`):
     /// a whole-piece lookup without hashing a slice or comparing bytes.
     short: FxHashMap<[u64; 2], u32>,
+    /// `merge::byte_pair_table`, made on first use (byte-level models).
+    byte_pairs: std::sync::OnceLock<Box<[(i32, u32)]>>,
     cache: RwLock<PieceCache>,
     /// Tells this model's entries in the per-thread hot caches from others';
     /// a new one whenever the vocabulary changes.
@@ -193,7 +195,9 @@ impl Bpe {
             // a repeated pair keeps its last rank, as in `tokenizers`
             m.insert((pa, pb), (rank as u32, *new_id));
         }
-        Ok(Self::from_parts(map, vocab_r, m, opts))
+        let bpe = Self::from_parts(map, vocab_r, m, opts);
+        bpe.prepare_byte_pairs();
+        Ok(bpe)
     }
 
     /// A model whose merges follow from the vocabulary alone: any two adjacent
@@ -209,6 +213,8 @@ impl Bpe {
             .into_iter()
             .map(|(pair, id)| (pair, (id, id)))
             .collect();
+        bpe.byte_pairs = std::sync::OnceLock::new();
+        bpe.prepare_byte_pairs();
         Ok(bpe)
     }
 
@@ -255,6 +261,7 @@ impl Bpe {
             byte_ids,
             fallback_ids,
             short,
+            byte_pairs: std::sync::OnceLock::new(),
             cache: RwLock::new(FxHashMap::default()),
             generation: next_generation(),
         }
@@ -465,6 +472,7 @@ impl Bpe {
     ) {
         let bytes = text.as_bytes();
         let mut buf: Vec<(u32, u32)> = Vec::with_capacity(64);
+        let mut syms: Vec<(u32, u32)> = Vec::with_capacity(64);
         scanner.for_each(text, |s, e| {
             let piece = &bytes[s..e];
             if piece.len() > SHORT_MAX {
@@ -475,7 +483,7 @@ impl Bpe {
                     }
                 }
                 buf.clear();
-                self.encode_piece(piece, &mut buf);
+                self.encode_merging(piece, &mut buf, &mut syms);
                 out.extend(buf.iter().map(|&(id, _)| id));
                 return;
             }
@@ -500,7 +508,7 @@ impl Bpe {
                 return;
             }
             buf.clear();
-            self.encode_piece(piece, &mut buf);
+            self.encode_merging(piece, &mut buf, &mut syms);
             if buf.len() <= HOT_IDS {
                 let mut ids = [0; HOT_IDS];
                 for (d, &(id, _)) in ids.iter_mut().zip(&buf) {
@@ -517,6 +525,61 @@ impl Bpe {
     }
 }
 
+impl Bpe {
+    /// Whether pieces can start from `byte_pairs` (see `encode_merging`).
+    fn merges_from_bytes(&self) -> bool {
+        self.byte_level && self.plain() && !self.byte_ids.contains(&NONE)
+    }
+
+    /// Make `byte_pairs` now rather than in the first encode.
+    fn prepare_byte_pairs(&self) {
+        if self.merges_from_bytes() {
+            self.byte_pairs
+                .get_or_init(|| merge::byte_pair_table(&self.merges, &self.byte_ids));
+        }
+    }
+
+    /// `encode_piece` after the whole-piece lookup: the piece cache, else
+    /// the merges (`syms`: a scratch buffer).
+    fn encode_merging(&self, piece: &[u8], out: &mut Vec<(u32, u32)>, syms: &mut Vec<(u32, u32)>) {
+        let no_dropout = self.dropout.is_none_or(|d| d <= 0.0);
+        let use_cache = no_dropout && piece.len() <= CACHE_MAX_PIECE;
+        if use_cache {
+            if let Ok(cache) = self.cache.try_read() {
+                if let Some(hit) = cache.get(piece) {
+                    out.extend_from_slice(hit);
+                    return;
+                }
+            }
+        }
+        syms.clear();
+        // byte-level, every byte a token: the first ranks come from a table
+        let by_bytes = no_dropout
+            && self.merges_from_bytes()
+            && merge::merge_bytes(
+                piece,
+                &self.byte_ids,
+                self.byte_pairs
+                    .get_or_init(|| merge::byte_pair_table(&self.merges, &self.byte_ids)),
+                &self.merges,
+                syms,
+            );
+        if !by_bytes {
+            self.initial_symbols(piece, syms);
+            merge::merge_symbols(syms, &self.merges, self.dropout);
+        }
+        out.extend_from_slice(syms);
+        if use_cache {
+            if let Ok(mut cache) = self.cache.try_write() {
+                if cache.len() >= CACHE_CAPACITY {
+                    cache.clear();
+                }
+                cache.insert(piece.into(), syms.as_slice().into());
+            }
+        }
+    }
+}
+
 impl Model for Bpe {
     fn encode_piece(&self, piece: &[u8], out: &mut Vec<(u32, u32)>) {
         if piece.is_empty() {
@@ -528,28 +591,7 @@ impl Model for Bpe {
                 return;
             }
         }
-        let use_cache = self.dropout.is_none_or(|d| d <= 0.0) && piece.len() <= CACHE_MAX_PIECE;
-        if use_cache {
-            if let Ok(cache) = self.cache.try_read() {
-                if let Some(hit) = cache.get(piece) {
-                    out.extend_from_slice(hit);
-                    return;
-                }
-            }
-        }
-        let start = out.len();
-        let mut syms = Vec::with_capacity(piece.len());
-        self.initial_symbols(piece, &mut syms);
-        merge::merge_symbols(&mut syms, &self.merges, self.dropout);
-        out.extend_from_slice(&syms);
-        if use_cache {
-            if let Ok(mut cache) = self.cache.try_write() {
-                if cache.len() >= CACHE_CAPACITY {
-                    cache.clear();
-                }
-                cache.insert(piece.into(), out[start..].into());
-            }
-        }
+        self.encode_merging(piece, out, &mut Vec::new());
     }
 
     fn id_to_bytes(&self, id: u32) -> Option<&[u8]> {
@@ -612,6 +654,7 @@ impl Bpe {
         }
         // earlier results may no longer hold
         self.generation = next_generation();
+        self.byte_pairs = std::sync::OnceLock::new();
         if let Ok(cache) = self.cache.get_mut() {
             cache.clear();
         }
