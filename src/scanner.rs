@@ -639,7 +639,11 @@ mod tests {
             x ^= x >> 7;
             x ^= x << 17;
             // every byte value shows up in every lane
-            let w = if k < 256 { u64::from(k as u8) * 0x0101_0101_0101_0101 } else { x };
+            let w = if k < 256 {
+                u64::from(k as u8) * 0x0101_0101_0101_0101
+            } else {
+                x
+            };
             for mask in [L, UP, LO] {
                 let m = ascii_run_mask(w, mask);
                 for lane in 0..8 {
