@@ -1,33 +1,94 @@
-//! Time the stages of encoding a file: `cargo run --release --example profile_encode -- TOKENIZER.json FILE`.
+//! Time the stages of encoding a file:
+//! `cargo run --release --example profile_encode -- TOKENIZER FILE [MAX_BYTES]`.
+//!
+//! TOKENIZER is a `tokenizer.json`, or a tiktoken rank file whose name says
+//! its pattern (`cl100k_base.tiktoken`, `o200k_base.tiktoken`,
+//! `r50k_base.tiktoken`). The text is cut to MAX_BYTES (default 1,000,000,
+//! below the size at which encoding goes parallel), at a character boundary.
 
 use std::time::Instant;
 use tokensmith::added_tokens::Allowed;
+use tokensmith::pre_tokenizers::{CL100K_PATTERN, GPT2_PATTERN, O200K_PATTERN};
 use tokensmith::Tokenizer;
+
+fn load(path: &str) -> Tokenizer {
+    if path.ends_with(".tiktoken") {
+        let pattern = if path.contains("o200k") {
+            O200K_PATTERN
+        } else if path.contains("cl100k") {
+            CL100K_PATTERN
+        } else {
+            GPT2_PATTERN
+        };
+        let data = std::fs::read(path).expect("read rank file");
+        return Tokenizer::from_tiktoken(&data, pattern, &[]).expect("load");
+    }
+    Tokenizer::from_json(&std::fs::read_to_string(path).expect("read tokenizer")).expect("load")
+}
+
+/// CPU time of this thread in nanoseconds (Linux `schedstat`), so that a busy
+/// shared machine slows the wall clock but not this measure; 0 elsewhere.
+fn cpu_ns() -> u64 {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0)
+}
+
+/// Best wall-clock MB/s of `rounds` runs of `f`, and MB/s by the CPU time
+/// of all rounds together (`schedstat` is only updated every scheduler tick).
+fn time(rounds: usize, mb: f64, mut f: impl FnMut()) -> (f64, f64) {
+    let mut wall = 0f64;
+    let c = cpu_ns();
+    for _ in 0..rounds {
+        let t = Instant::now();
+        f();
+        wall = wall.max(mb / t.elapsed().as_secs_f64());
+    }
+    let cpu = mb * rounds as f64 / ((cpu_ns() - c).max(1) as f64 / 1e9);
+    (wall, cpu)
+}
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     if args.len() < 3 {
-        eprintln!("usage: profile_encode TOKENIZER.json FILE");
+        eprintln!("usage: profile_encode TOKENIZER FILE [MAX_BYTES]");
         std::process::exit(2);
     }
-    let tok = Tokenizer::from_json(&std::fs::read_to_string(&args[1]).expect("read tokenizer")).expect("load");
-    let text = std::fs::read_to_string(&args[2]).expect("read text");
-    let mb = text.len() as f64 / 1e6;
-    for round in 0..2 {
-        let t = Instant::now();
-        let ids = tok.encode(&text, &Allowed::None, None, false).expect("encode");
-        let dt = t.elapsed().as_secs_f64();
-        println!("round {round}: {} tokens, {:.1} MB/s", ids.len(), mb / dt);
+    let tok = load(&args[1]);
+    let mut text = std::fs::read_to_string(&args[2]).expect("read text");
+    let max: usize = args.get(3).map_or(1_000_000, |m| m.parse().expect("MAX_BYTES"));
+    let mut cut = max.min(text.len());
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
     }
+    text.truncate(cut);
+    let mb = text.len() as f64 / 1e6;
+    let rounds: usize = std::env::var("ROUNDS").ok().and_then(|r| r.parse().ok()).unwrap_or(10);
+    let mut n = 0;
+    let (wall, cpu) = time(rounds, mb, || {
+        n = tok.encode(&text, &Allowed::None, None, false).expect("encode").len();
+    });
+    println!("encode: {n} tokens, best {wall:.1} MB/s, cpu {cpu:.1} MB/s");
+    // cold: a freshly loaded tokenizer each time (empty piece caches); only the encode is timed
+    let mut cold = 0f64;
+    for _ in 0..rounds.min(std::env::var("COLD").ok().and_then(|r| r.parse().ok()).unwrap_or(3)) {
+        let fresh = load(&args[1]);
+        let t = Instant::now();
+        n = fresh.encode(&text, &Allowed::None, None, false).expect("encode").len();
+        cold = cold.max(mb / t.elapsed().as_secs_f64());
+    }
+    println!("cold encode: {n} tokens, best {cold:.1} MB/s");
     if let Some(regex) = tok.split_regex() {
         let pat = tokensmith::pattern::Pattern::regex(&regex).expect("regex");
-        let t = Instant::now();
         let mut out = Vec::new();
-        pat.find_iter(&text, &mut out).expect("split");
+        let (wall, cpu) = time(rounds, mb, || {
+            out.clear();
+            pat.find_iter(&text, &mut out).expect("split");
+        });
         println!(
-            "split only: {} pieces, {:.1} MB/s",
-            out.len(),
-            mb / t.elapsed().as_secs_f64()
+            "split only: {} pieces, best {wall:.1} MB/s, cpu {cpu:.1} MB/s",
+            out.len()
         );
     }
 }

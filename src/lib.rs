@@ -11,6 +11,7 @@ pub mod parallel;
 pub mod pattern;
 pub mod pre_tokenizers;
 pub mod processors;
+pub mod scanner;
 pub mod tokenizer;
 pub mod trainers;
 

@@ -20,6 +20,8 @@ pub enum Pattern {
 /// the adversarial strings through both engines.
 #[derive(Debug)]
 pub enum Engine {
+    /// A hand-written scanner for the exact known patterns (`crate::scanner`).
+    Scan(crate::scanner::Scanner),
     Fast {
         re: regex::Regex,
         dfa: Box<AnchoredDfa>,
@@ -177,6 +179,17 @@ enum PatternDef {
 /// `(?:X{n,m})+` rather than as a possessive quantifier; we rewrite that
 /// form so both engines agree.
 pub fn compile_regex(source: &str) -> Result<Engine> {
+    if let Some(scanner) = crate::scanner::Scanner::for_pattern(source) {
+        return Ok(Engine::Scan(scanner));
+    }
+    if let Some(fast) = compile_fast(source) {
+        return Ok(fast);
+    }
+    compile_fancy(source).map(Engine::Fancy)
+}
+
+/// The `regex`-crate engine for the known patterns (see [`Engine::Fast`]).
+pub fn compile_fast(source: &str) -> Option<Engine> {
     if let Some((fast, give_back)) = known_fast(source) {
         if let Ok(re) = regex::RegexBuilder::new(&fast)
             .dfa_size_limit(256 << 20)
@@ -184,7 +197,7 @@ pub fn compile_regex(source: &str) -> Result<Engine> {
             .build()
         {
             if let Some(dfa) = AnchoredDfa::new(&fast) {
-                return Ok(Engine::Fast {
+                return Some(Engine::Fast {
                     re,
                     dfa: Box::new(dfa),
                     give_back,
@@ -192,7 +205,7 @@ pub fn compile_regex(source: &str) -> Result<Engine> {
             }
         }
     }
-    compile_fancy(source).map(Engine::Fancy)
+    None
 }
 
 pub fn compile_fancy(source: &str) -> Result<fancy_regex::Regex> {
@@ -341,6 +354,7 @@ impl Pattern {
 impl Engine {
     pub fn find_iter(&self, text: &str, out: &mut Vec<(usize, usize)>) -> Result<()> {
         match self {
+            Engine::Scan(scanner) => scanner.find_iter(text, out),
             Engine::Fancy(re) => {
                 for m in re.find_iter(text) {
                     let m = m.map_err(|e| Error::Config(e.to_string()))?;
@@ -428,11 +442,7 @@ mod tests {
     }
 
     fn both(source: &str, text: &str) {
-        let fast = compile_regex(source).unwrap();
-        assert!(
-            matches!(fast, Engine::Fast { .. }),
-            "{source} should take the fast engine"
-        );
+        let fast = compile_fast(source).expect("the fast engine takes this pattern");
         let slow = Engine::Fancy(compile_fancy(source).unwrap());
         let (mut a, mut b) = (vec![], vec![]);
         fast.find_iter(text, &mut a).unwrap();
@@ -491,6 +501,249 @@ mod tests {
                 }
             }
             both(p, &s);
+        }
+    }
+
+    // ---- the hand-written scanners against fancy-regex ----
+
+    use crate::pre_tokenizers::{CL100K_PATTERN, GPT2_PATTERN, O200K_PATTERN, QWEN2_PATTERN};
+
+    const SCANNED: [&str; 4] = [GPT2_PATTERN, CL100K_PATTERN, QWEN2_PATTERN, O200K_PATTERN];
+
+    /// The two engines for a pattern: the scanner and fancy-regex.
+    fn scanner_and_fancy(source: &str) -> (Engine, Engine) {
+        let scan = compile_regex(source).unwrap();
+        assert!(matches!(scan, Engine::Scan(_)), "{source} should take the scanner");
+        (scan, Engine::Fancy(compile_fancy(source).unwrap()))
+    }
+
+    /// Assert both engines cut `text` into the same pieces.
+    fn same_pieces(source: &str, scan: &Engine, fancy: &Engine, text: &str) {
+        let (mut a, mut b) = (vec![], vec![]);
+        scan.find_iter(text, &mut a).unwrap();
+        fancy.find_iter(text, &mut b).unwrap();
+        if a != b {
+            let k = a
+                .iter()
+                .zip(&b)
+                .position(|(x, y)| x != y)
+                .unwrap_or(a.len().min(b.len()));
+            let at = a.get(k).or(b.get(k)).map_or(0, |r| r.0);
+            let mut from = at.saturating_sub(24);
+            while !text.is_char_boundary(from) {
+                from -= 1;
+            }
+            panic!(
+                "pattern {source:?}\n  near {:?}\n  scanner {:?}\n  fancy   {:?}",
+                &text[from..(at + 24).min(text.len())],
+                a.get(k).map(|r| &text[r.0..r.1]),
+                b.get(k).map(|r| &text[r.0..r.1])
+            );
+        }
+    }
+
+    #[test]
+    fn scanner_is_chosen_for_the_known_patterns_only() {
+        for p in SCANNED {
+            assert!(matches!(compile_regex(p).unwrap(), Engine::Scan(_)), "{p}");
+        }
+        // a pattern that differs in one character takes a regex engine
+        let other = CL100K_PATTERN.replace("{1,3}", "{1,4}");
+        assert!(!matches!(compile_regex(&other).unwrap(), Engine::Scan(_)));
+    }
+
+    /// Hand-picked strings that exercise each alternative and its backtracking.
+    const TRICKY: &[&str] = &[
+        "",
+        " ",
+        "Hello, world!",
+        "  leading and trailing  ",
+        "it's they'll WE'RE I'M you'D She'S 'll 's 'S 'Ll 're 'rE 'x 'sx ''s '",
+        "don\u{2019}t 'ſ 'ſam \u{17F}'ſ 'K '\u{212A} 'd'd'd 'l 'lL 'lx",
+        "\t-ilrsD \t%s \t\t-x",
+        "def f():\n    return 1\n        \n\n\tpass",
+        "line\r\nnext\r\n\r\n  end\r\r\n\n\r x",
+        " \n \n x \r \t\n\t y  \n",
+        "a/b//c\n/d /\n/ //\r\n/ e",
+        "!!!\n\n!!\r\n x ?\n",
+        "1234567 12 1 123456789012 \u{661}\u{662}\u{663}\u{664}\u{665} \u{ff10}\u{ff11}\u{ff12}\u{ff13} \u{e51}\u{e52}\u{e53}",
+        "x\u{b2}\u{b3}\u{b9} \u{216B}\u{216B} \u{bd}1\u{bd} a1b2c3 1a 12ab",
+        "e\u{301} a\u{308}\u{301} \u{915}\u{94d}\u{937} \u{e01}\u{e34}\u{e4a}",
+        "\u{301}abc \u{301}ABC \u{301} A\u{301}B a\u{301}B \u{301}\u{301}x  \u{301}'s",
+        "ABC ABCdef AbcDef aBC \u{1c5}ungla \u{1c4}\u{1c5}\u{1c6} \u{2b0}\u{2b0}A \u{2b0}A a\u{2b0}B",
+        "HELLO'S Hello's hello'S HELLO'll 'ABC 'Abc !ABC !abc \u{3000}ABC",
+        "\u{4e2d}\u{6587}\u{5206}\u{8bcd}\u{ff0c}\u{65e5}\u{672c}\u{8a9e}\u{306e}\u{6587}\u{7ae0}\u{3001}",
+        "\u{1F468}\u{200D}\u{1F469}\u{200D}\u{1F467} \u{1F44D}\u{1F3FD} \u{1F600}\u{1F600}",
+        "\u{0}\u{1}\u{1f}\u{7f}\u{85}\u{200b}\u{200d}\u{feff}\u{fffd}",
+        "\u{a0}\u{a0}x \u{2028}\u{2029}a \u{85}  b \u{1680}x \u{2000}\u{200a}y \u{202f}\u{205f}\u{3000}z",
+        "\u{b}\u{c}\u{1c}\u{1d}\u{1e}\u{1f} a\u{b}b a\u{1c}b",
+        "Stra\u{df}e \u{130}stanbul \u{1c5} \u{fb01} \u{210c} \u{216b} \u{bd}",
+        "tail   ",
+        "   ",
+        "\n",
+        "x \n",
+        "x\n ",
+        "a\r\n\r\n",
+    ];
+
+    #[test]
+    fn scanner_agrees_on_tricky_strings() {
+        for p in SCANNED {
+            let (scan, fancy) = scanner_and_fancy(p);
+            for t in TRICKY {
+                same_pieces(p, &scan, &fancy, t);
+            }
+            for long in [
+                "a".repeat(5000),
+                " ".repeat(3000) + "x",
+                "\n".repeat(2000),
+                "\u{4e2d}".repeat(3000),
+            ] {
+                same_pieces(p, &scan, &fancy, &long);
+            }
+        }
+    }
+
+    /// Contexts a code point is tried in (`@` stands for it).
+    const CONTEXTS: &[&str] = &[
+        "@",
+        " @",
+        "@ ",
+        "a@b",
+        "'@",
+        "@'s",
+        "1@2",
+        "\n@\n",
+        "A@",
+        "@A",
+        "@@",
+        "  @  x",
+        "\r\n@",
+        "@'LL",
+        "'@'",
+        "/@/",
+        "\u{301}@",
+        "@\u{301}",
+        "\u{3000}@",
+        "@\u{4e2d}",
+        "'@@'re ",
+        "Ab@cD",
+    ];
+
+    #[test]
+    fn scanner_agrees_on_every_code_point() {
+        // every scalar value, each in two of the contexts; in debug builds
+        // (slow) a sample plus the whole ASCII and Latin range
+        let step = if cfg!(debug_assertions) { 7 } else { 1 };
+        let cps: Vec<char> = (0u32..0x11_0000)
+            .filter(|&c| c < 0x800 || c % step == 0)
+            .filter_map(char::from_u32)
+            .collect();
+        for p in SCANNED {
+            let (scan, fancy) = scanner_and_fancy(p);
+            for (n, chunk) in cps.chunks(4096).enumerate() {
+                let mut s = String::new();
+                for (k, &c) in chunk.iter().enumerate() {
+                    for ctx in [
+                        CONTEXTS[(n + k) % CONTEXTS.len()],
+                        CONTEXTS[(n * 7 + k * 3 + 5) % CONTEXTS.len()],
+                    ] {
+                        for part in ctx.split('@').enumerate() {
+                            if part.0 > 0 {
+                                s.push(c);
+                            }
+                            s.push_str(part.1);
+                        }
+                    }
+                }
+                same_pieces(p, &scan, &fancy, &s);
+            }
+        }
+    }
+
+    /// One code point of each distinct combination of the properties the
+    /// scanners read (several where there are many), plus all of ASCII.
+    fn class_representatives() -> Vec<char> {
+        let props = [
+            r"\p{L}",
+            r"\p{N}",
+            r"\s",
+            r"\p{Lu}",
+            r"\p{Ll}",
+            r"\p{Lt}",
+            r"\p{Lm}",
+            r"\p{Lo}",
+            r"\p{M}",
+            r"(?i:[strevmld])",
+        ]
+        .map(|re| regex::Regex::new(&format!("^{re}$")).unwrap());
+        let mut seen: std::collections::HashMap<u32, usize> = std::collections::HashMap::new();
+        let mut reps: Vec<char> = (0u8..128).map(char::from).collect();
+        for c in (0x80u32..0x11_0000).filter_map(char::from_u32) {
+            let s = c.to_string();
+            let sig = props
+                .iter()
+                .enumerate()
+                .fold(0u32, |acc, (i, re)| acc | (u32::from(re.is_match(&s)) << i));
+            let n = seen.entry(sig).or_insert(0);
+            if *n < 3 {
+                reps.push(c);
+            }
+            *n += 1;
+        }
+        reps
+    }
+
+    #[test]
+    fn scanner_agrees_on_all_pairs_of_classes_and_random_text() {
+        let reps = class_representatives();
+        // weighted pools for the random strings: the characters the patterns treat specially
+        let special: Vec<char> = " \t\n\r'/sStTrReEvVmMlLdD\u{17F}1A a.\u{301}\u{3000}\u{a0}"
+            .chars()
+            .collect();
+        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        let mut rand = |n: usize| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % n as u64) as usize
+        };
+        let mut random_texts = Vec::new();
+        let cases = if cfg!(debug_assertions) { 2000 } else { 20000 };
+        for _ in 0..cases {
+            let len = 1 + rand(24);
+            let s: String = (0..len)
+                .map(|_| {
+                    if rand(3) == 0 {
+                        reps[rand(reps.len())]
+                    } else {
+                        special[rand(special.len())]
+                    }
+                })
+                .collect();
+            random_texts.push(s);
+        }
+        for p in SCANNED {
+            let (scan, fancy) = scanner_and_fancy(p);
+            // every ordered pair of representatives, between spaces and letters
+            for chunk in reps.chunks(64) {
+                let mut s = String::new();
+                for &a in chunk {
+                    for &b in &reps {
+                        s.push(a);
+                        s.push(b);
+                        s.push(if (a as u32 + b as u32).is_multiple_of(2) {
+                            ' '
+                        } else {
+                            'x'
+                        });
+                    }
+                }
+                same_pieces(p, &scan, &fancy, &s);
+            }
+            for t in &random_texts {
+                same_pieces(p, &scan, &fancy, t);
+            }
         }
     }
 

@@ -63,6 +63,65 @@ fn parse_permitted(v: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Allowed>> {
 #[pyclass(frozen, module = "tokensmith._core")]
 struct Tokenizer {
     inner: Arc<CoreTokenizer>,
+    /// A Python int for every id, made on first use: results are lists of
+    /// ints, and making an int costs more than encoding its token.
+    ints: pyo3::sync::GILOnceCell<IdInts>,
+}
+
+/// The ints `0..n` as Python objects: the list that owns them and their addresses.
+struct IdInts {
+    _owner: Py<PyList>,
+    ptrs: Vec<usize>,
+}
+
+impl Tokenizer {
+    fn wrap(t: CoreTokenizer) -> Self {
+        Tokenizer {
+            inner: Arc::new(t),
+            ints: pyo3::sync::GILOnceCell::new(),
+        }
+    }
+
+    /// `ids` as a Python list of ints (the cached int objects, where there is one).
+    fn id_list<'py>(&self, py: Python<'py>, ids: &[u32]) -> PyResult<Bound<'py, PyList>> {
+        use pyo3::ffi;
+        let table = self.ints.get_or_try_init(py, || -> PyResult<IdInts> {
+            let owner = PyList::new(py, 0..self.inner.vocab_size() as u32)?;
+            let ptrs = owner.iter().map(|o| o.as_ptr() as usize).collect();
+            Ok(IdInts {
+                _owner: owner.unbind(),
+                ptrs,
+            })
+        })?;
+        // SAFETY: with the GIL held, a new list of `ids.len()` slots, each set
+        // exactly once (`PyList_SetItem` takes over the new reference); the
+        // cached ints live as long as `table`, which outlives this call.
+        unsafe {
+            let list = ffi::PyList_New(ids.len() as ffi::Py_ssize_t);
+            if list.is_null() {
+                return Err(PyErr::fetch(py));
+            }
+            let list = Bound::from_owned_ptr(py, list);
+            for (i, &id) in ids.iter().enumerate() {
+                let obj = match table.ptrs.get(id as usize) {
+                    Some(&p) => {
+                        let p = p as *mut ffi::PyObject;
+                        ffi::Py_INCREF(p);
+                        p
+                    }
+                    None => {
+                        let p = ffi::PyLong_FromUnsignedLong(id.into());
+                        if p.is_null() {
+                            return Err(PyErr::fetch(py));
+                        }
+                        p
+                    }
+                };
+                ffi::PyList_SetItem(list.as_ptr(), i as ffi::Py_ssize_t, obj);
+            }
+            Ok(list.downcast_into_unchecked())
+        }
+    }
 }
 
 #[pymethods]
@@ -70,7 +129,7 @@ impl Tokenizer {
     #[staticmethod]
     fn from_json(py: Python<'_>, text: &str) -> PyResult<Self> {
         let t = py.allow_threads(|| CoreTokenizer::from_json(text)).map_err(err)?;
-        Ok(Tokenizer { inner: Arc::new(t) })
+        Ok(Tokenizer::wrap(t))
     }
 
     /// Build from a trained model and the components, as `tokenizer.json` writes them.
@@ -106,7 +165,7 @@ impl Tokenizer {
             model.set_unk(unk);
         }
         let t = CoreTokenizer::new(normalizer, pre, ModelKind::Bpe(model), post, decoder, added).map_err(err)?;
-        Ok(Tokenizer { inner: Arc::new(t) })
+        Ok(Tokenizer::wrap(t))
     }
 
     /// Build from the bytes of a SentencePiece `.model` file.
@@ -115,7 +174,7 @@ impl Tokenizer {
         let t = py
             .allow_threads(|| crate::models::sp_model::tokenizer_from_model_proto(data))
             .map_err(err)?;
-        Ok(Tokenizer { inner: Arc::new(t) })
+        Ok(Tokenizer::wrap(t))
     }
 
     /// The `n` best encodings (Unigram models) with their scores, best first.
@@ -136,7 +195,7 @@ impl Tokenizer {
         let t = py
             .allow_threads(|| CoreTokenizer::from_tiktoken(data, pattern, &specials))
             .map_err(err)?;
-        Ok(Tokenizer { inner: Arc::new(t) })
+        Ok(Tokenizer::wrap(t))
     }
 
     /// The model as tiktoken rank-file text (raises when it cannot be exact).
@@ -157,21 +216,23 @@ impl Tokenizer {
     }
 
     #[pyo3(signature = (text, allowed, permitted=None, add_special_tokens=true))]
-    fn encode(
+    fn encode<'py>(
         &self,
-        py: Python<'_>,
+        py: Python<'py>,
         text: &str,
         allowed: &Bound<'_, PyAny>,
         permitted: Option<&Bound<'_, PyAny>>,
         add_special_tokens: bool,
-    ) -> PyResult<Vec<u32>> {
+    ) -> PyResult<Bound<'py, PyList>> {
         let allowed = parse_allowed(allowed)?;
         let permitted = parse_permitted(permitted)?;
-        py.allow_threads(|| {
-            self.inner
-                .encode(text, &allowed, permitted.as_ref(), add_special_tokens)
-        })
-        .map_err(err)
+        let ids = py
+            .allow_threads(|| {
+                self.inner
+                    .encode(text, &allowed, permitted.as_ref(), add_special_tokens)
+            })
+            .map_err(err)?;
+        self.id_list(py, &ids)
     }
 
     #[pyo3(signature = (text, allowed, permitted=None, add_special_tokens=true))]
@@ -183,31 +244,43 @@ impl Tokenizer {
         permitted: Option<&Bound<'_, PyAny>>,
         add_special_tokens: bool,
     ) -> PyResult<usize> {
-        self.encode(py, text, allowed, permitted, add_special_tokens)
-            .map(|v| v.len())
+        let allowed = parse_allowed(allowed)?;
+        let permitted = parse_permitted(permitted)?;
+        py.allow_threads(|| {
+            self.inner
+                .encode(text, &allowed, permitted.as_ref(), add_special_tokens)
+        })
+        .map(|v| v.len())
+        .map_err(err)
     }
 
     #[pyo3(signature = (texts, allowed, permitted=None, add_special_tokens=true, num_threads=None))]
-    fn encode_batch(
+    fn encode_batch<'py>(
         &self,
-        py: Python<'_>,
+        py: Python<'py>,
         texts: Vec<String>,
         allowed: &Bound<'_, PyAny>,
         permitted: Option<&Bound<'_, PyAny>>,
         add_special_tokens: bool,
         num_threads: Option<usize>,
-    ) -> PyResult<Vec<Vec<u32>>> {
+    ) -> PyResult<Bound<'py, PyList>> {
         let allowed = parse_allowed(allowed)?;
         let permitted = parse_permitted(permitted)?;
-        py.allow_threads(|| {
-            crate::parallel::install(num_threads, || {
-                texts
-                    .par_iter()
-                    .map(|t| self.inner.encode(t, &allowed, permitted.as_ref(), add_special_tokens))
-                    .collect::<crate::error::Result<Vec<_>>>()
+        let all = py
+            .allow_threads(|| {
+                crate::parallel::install(num_threads, || {
+                    texts
+                        .par_iter()
+                        .map(|t| self.inner.encode(t, &allowed, permitted.as_ref(), add_special_tokens))
+                        .collect::<crate::error::Result<Vec<_>>>()
+                })
             })
-        })
-        .map_err(err)
+            .map_err(err)?;
+        let lists = all
+            .iter()
+            .map(|ids| self.id_list(py, ids))
+            .collect::<PyResult<Vec<_>>>()?;
+        PyList::new(py, lists)
     }
 
     /// A batch as flat little-endian buffers, without one Python int per token:

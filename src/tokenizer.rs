@@ -309,6 +309,16 @@ impl Tokenizer {
     }
 
     fn encode_normalized(&self, ns: NormalizedString, sink: &mut Sink) -> Result<()> {
+        // Fast path: ids only, a known split pattern and a BPE model: the
+        // scanner hands each piece straight to the model.
+        if sink.offsets.is_none() {
+            if let (Some(scanner), ModelKind::Bpe(bpe)) =
+                (self.pre_tokenizer.as_ref().and_then(|p| p.scanner()), &self.model)
+            {
+                bpe.encode_scanned(scanner, &ns.text, sink.ids);
+                return Ok(());
+            }
+        }
         let mut pt = PreTokenizedString::new(ns);
         if let Some(p) = &self.pre_tokenizer {
             p.pre_tokenize(&mut pt)?;
@@ -614,6 +624,67 @@ mod erased {
     impl<T: serde::Serialize> Ser for T {
         fn to_value(&self) -> Result<Value> {
             serde_json::to_value(self).map_err(|e| Error::Format(format!("cannot serialize: {e}")))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pre_tokenizers::{CL100K_PATTERN, GPT2_PATTERN, O200K_PATTERN};
+    use std::path::PathBuf;
+
+    /// `../shared`, where the reference tokenizers and corpora are, when present.
+    fn shared() -> Option<PathBuf> {
+        let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared");
+        p.join("assets").is_dir().then_some(p)
+    }
+
+    /// The ids-only fast path (scanner straight into BPE) gives the ids of
+    /// the general path (pieces, then the model, with offsets).
+    #[test]
+    fn fast_path_ids_equal_the_general_path() {
+        let Some(shared) = shared() else {
+            eprintln!("skipped: ../shared/assets not found");
+            return;
+        };
+        let assets = shared.join("assets");
+        let mut tokenizers: Vec<(String, Tokenizer)> = Vec::new();
+        for (file, pattern) in [
+            ("cl100k_base/cl100k_base.tiktoken", CL100K_PATTERN),
+            ("o200k_base/o200k_base.tiktoken", O200K_PATTERN),
+            ("gpt2/r50k_base.tiktoken", GPT2_PATTERN),
+        ] {
+            let data = std::fs::read(assets.join(file)).unwrap();
+            tokenizers.push((file.into(), Tokenizer::from_tiktoken(&data, pattern, &[]).unwrap()));
+        }
+        for file in ["gpt2/tokenizer.json", "llama3/tokenizer.json", "qwen2.5/tokenizer.json"] {
+            let json = std::fs::read_to_string(assets.join(file)).unwrap();
+            tokenizers.push((file.into(), Tokenizer::from_json(&json).unwrap()));
+        }
+        let mut texts: Vec<String> = vec![
+            "it's  'S  x\r\n  \r\n\t y  Hello WORLD'S ABCdef \u{301}x 12345 \u{4e2d}\u{6587}  ".into(),
+            "\n\n   \t".into(),
+            "a".repeat(300),
+        ];
+        for corpus in ["en.txt", "code.txt", "zh.txt"] {
+            let text = std::fs::read_to_string(shared.join("corpus").join(corpus)).unwrap();
+            let mut cut = 60_000.min(text.len());
+            while !text.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            texts.push(text[..cut].to_string());
+        }
+        for (name, tok) in &tokenizers {
+            assert!(tok.pre_tokenizer.as_ref().and_then(|p| p.scanner()).is_some(), "{name}");
+            for text in &texts {
+                // twice: the second pass runs on a warm piece cache
+                for _ in 0..2 {
+                    let fast = tok.encode(text, &Allowed::None, None, false).unwrap();
+                    let general = tok.encode_full(text, None, &Allowed::None, None, false).unwrap().ids;
+                    assert_eq!(fast, general, "{name}");
+                }
+            }
         }
     }
 }

@@ -81,6 +81,13 @@ class Tokenizer:
         # the default (refuse every special token's text) needs no work
         if disallowed_special == "all" and not allowed_special:
             return "none", (None if not self._specials else "none")
+        # nor does treating every special token's text as text (``disallowed_special=()``)
+        if (
+            not allowed_special
+            and not disallowed_special
+            and isinstance(disallowed_special, (tuple, list, set, frozenset))
+        ):
+            return "none", None
         if allowed_special == "all":
             allowed: object = "all"
             allowed_names = set(self._specials)
@@ -121,9 +128,12 @@ class Tokenizer:
         CLS/SEP …) when the tokenizer has one.
         """
         allowed, permitted = self._policy(allowed_special, disallowed_special)
-        return self._call(
-            lambda t: self._core.encode(t, allowed, permitted, add_special_tokens), text
-        )
+        try:  # the common case without the `_call` wrapper: short texts are call-bound
+            return self._core.encode(text, allowed, permitted, add_special_tokens)
+        except (UnicodeEncodeError, DisallowedSpecialTokenError):
+            return self._call(
+                lambda t: self._core.encode(t, allowed, permitted, add_special_tokens), text
+            )
 
     def encode_ordinary(self, text: str) -> list[int]:
         """Encode with every special token treated as ordinary text."""

@@ -11,6 +11,13 @@ use serde::{Deserialize, Serialize};
 use std::sync::OnceLock;
 
 pub const GPT2_PATTERN: &str = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+";
+/// GPT-4 (`cl100k_base`), also Llama-3.
+pub const CL100K_PATTERN: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
+/// Qwen2 / Qwen2.5 / Qwen3: cl100k with single digits.
+pub const QWEN2_PATTERN: &str =
+    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
+/// GPT-4o (`o200k_base`).
+pub const O200K_PATTERN: &str = r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+";
 
 /// The normalized text and the pieces cut from it so far.
 pub struct PreTokenizedString {
@@ -306,6 +313,60 @@ impl PreTokenizer {
                 found
             }
             other => regex_of(other),
+        }
+    }
+
+    /// The hand-written scanner, when this pre-tokenizer is one split by a
+    /// known pattern (as [`PreTokenizer::split_regex`] finds it) whose
+    /// pieces are exactly the scanner's.
+    pub fn scanner(&self) -> Option<&crate::scanner::Scanner> {
+        use crate::pattern::Engine;
+        fn scanner_of(p: &Pattern) -> Option<&crate::scanner::Scanner> {
+            match p {
+                Pattern::Regex { re, .. } => match re.as_ref() {
+                    Engine::Scan(s) => Some(s),
+                    _ => None,
+                },
+                Pattern::Literal(_) => None,
+            }
+        }
+        fn own(p: &PreTokenizer) -> Option<&crate::scanner::Scanner> {
+            match p {
+                PreTokenizer::Split {
+                    pattern,
+                    behavior: SplitBehavior::Isolated,
+                    invert: false,
+                } => scanner_of(pattern),
+                PreTokenizer::ByteLevel {
+                    use_regex: true,
+                    add_prefix_space: false,
+                    ..
+                } => scanner_of(gpt2_pattern()),
+                _ => None,
+            }
+        }
+        match self {
+            PreTokenizer::Sequence { pretokenizers } => {
+                let mut found = None;
+                for p in pretokenizers {
+                    match p {
+                        // byte-level mapping without the regex leaves pieces as they are
+                        PreTokenizer::ByteLevel {
+                            use_regex: false,
+                            add_prefix_space: false,
+                            ..
+                        } => {}
+                        other => {
+                            if found.is_some() {
+                                return None;
+                            }
+                            found = Some(own(other)?);
+                        }
+                    }
+                }
+                found
+            }
+            other => own(other),
         }
     }
 

@@ -24,27 +24,112 @@ pub fn merge_symbols(syms: &mut Vec<(u32, u32)>, merges: &Merges, dropout: Optio
     }
 }
 
+/// A pair's rank in the scan arrays when it does not merge. Ranks are below
+/// 2^31, so signed 32-bit minimums (which baseline x86-64 vector code has)
+/// order them.
+const NO_MERGE: i32 = i32::MAX;
+
+/// A pair's merge for the scan: (rank, merged id), `NO_MERGE` when none.
+#[inline(always)]
+fn lookup(merges: &Merges, a: u32, b: u32) -> (i32, u32) {
+    match merges.get(&(a, b)) {
+        Some(&(rank, id)) if rank < NO_MERGE as u32 => (rank as i32, id),
+        _ => (NO_MERGE, 0),
+    }
+}
+
+/// For every pair of bytes, the merge of their single-byte tokens: the
+/// first round of lookups of a byte-level piece without hashing.
+pub fn byte_pair_table(merges: &Merges, byte_ids: &[u32; 256]) -> Box<[(i32, u32)]> {
+    let mut t = vec![(NO_MERGE, 0); 1 << 16];
+    for (a, &ia) in byte_ids.iter().enumerate() {
+        for (b, &ib) in byte_ids.iter().enumerate() {
+            t[(a << 8) | b] = lookup(merges, ia, ib);
+        }
+    }
+    t.into_boxed_slice()
+}
+
+/// The ranks of the pairs of a short sequence: `rank[i]`, `id[i]` for
+/// `syms[i]` + `syms[i + 1]`.
+struct Pairs {
+    rank: [i32; SHORT],
+    id: [u32; SHORT],
+}
+
+impl Pairs {
+    fn new() -> Self {
+        Pairs {
+            rank: [NO_MERGE; SHORT],
+            id: [0; SHORT],
+        }
+    }
+
+    fn set(&mut self, i: usize, (rank, id): (i32, u32)) {
+        self.rank[i] = rank;
+        self.id[i] = id;
+    }
+}
+
+/// The short-sequence merge: each step a linear scan for the lowest rank
+/// (a plain minimum over an integer array, which compiles to vector code).
 fn merge_scan(syms: &mut Vec<(u32, u32)>, merges: &Merges) {
-    let rank = |a: (u32, u32), b: (u32, u32)| merges.get(&(a.0, b.0)).copied();
-    let mut ranks: Vec<Option<(u32, u32)>> = syms.windows(2).map(|w| rank(w[0], w[1])).collect();
-    loop {
-        let mut best: Option<(usize, u32, u32)> = None;
-        for (i, r) in ranks.iter().enumerate() {
-            if let Some((rk, new_id)) = r {
-                if best.is_none_or(|(_, br, _)| *rk < br) {
-                    best = Some((i, *rk, *new_id));
-                }
-            }
+    if syms.len() > SHORT {
+        return merge_heap(syms, merges, 0.0);
+    }
+    let mut pairs = Pairs::new();
+    for i in 0..syms.len() - 1 {
+        pairs.set(i, lookup(merges, syms[i].0, syms[i + 1].0));
+    }
+    scan_loop(syms, &mut pairs, merges);
+}
+
+/// `merge_symbols` for a short byte-level piece whose every byte is a token
+/// (`byte_ids`), with the first ranks from `byte_pair_table`. Returns false,
+/// leaving `syms` alone, when the piece is too long for it.
+pub fn merge_bytes(
+    piece: &[u8],
+    byte_ids: &[u32; 256],
+    table: &[(i32, u32)],
+    merges: &Merges,
+    syms: &mut Vec<(u32, u32)>,
+) -> bool {
+    if piece.len() > SHORT {
+        return false;
+    }
+    syms.extend(piece.iter().map(|&b| (byte_ids[b as usize], 1)));
+    if piece.len() < 2 {
+        return true;
+    }
+    let mut pairs = Pairs::new();
+    for (i, w) in piece.windows(2).enumerate() {
+        pairs.set(i, table[((w[0] as usize) << 8) | w[1] as usize]);
+    }
+    scan_loop(syms, &mut pairs, merges);
+    true
+}
+
+/// Merge the lowest pair, leftmost first, until no pair merges.
+fn scan_loop(syms: &mut Vec<(u32, u32)>, pairs: &mut Pairs, merges: &Merges) {
+    let mut n = syms.len() - 1;
+    while n > 0 {
+        let live = &pairs.rank[..n];
+        let best = live.iter().copied().min().unwrap_or(NO_MERGE);
+        if best == NO_MERGE {
+            break;
         }
-        let Some((i, _, new_id)) = best else { break };
-        syms[i] = (new_id, syms[i].1 + syms[i + 1].1);
+        // the leftmost pair of the lowest rank
+        let i = live.iter().position(|&r| r == best).unwrap_or(0);
+        syms[i] = (pairs.id[i], syms[i].1 + syms[i + 1].1);
         syms.remove(i + 1);
-        ranks.remove(i);
+        pairs.rank.copy_within(i + 1..n, i);
+        pairs.id.copy_within(i + 1..n, i);
+        n -= 1;
         if i > 0 {
-            ranks[i - 1] = rank(syms[i - 1], syms[i]);
+            pairs.set(i - 1, lookup(merges, syms[i - 1].0, syms[i].0));
         }
-        if i < ranks.len() {
-            ranks[i] = rank(syms[i], syms[i + 1]);
+        if i < n {
+            pairs.set(i, lookup(merges, syms[i].0, syms[i + 1].0));
         }
     }
 }
@@ -156,6 +241,39 @@ mod tests {
             merge_heap(&mut b, &merges, 0.0);
             assert_eq!(a, b, "len {len}");
             assert_eq!(a.iter().map(|s| s.1).sum::<u32>(), len);
+        }
+    }
+
+    #[test]
+    fn byte_table_merge_agrees_with_scan() {
+        // bytes 0..4 are tokens 10..14; a few merges between them and their results
+        let mut byte_ids = [u32::MAX; 256];
+        for b in 0..4u32 {
+            byte_ids[b as usize] = 10 + b;
+        }
+        let mut merges = Merges::default();
+        merges.insert((10, 11), (3, 20));
+        merges.insert((11, 12), (1, 21));
+        merges.insert((20, 12), (2, 22));
+        merges.insert((21, 21), (0, 23));
+        merges.insert((13, 13), (5, 24));
+        let pairs = byte_pair_table(&merges, &byte_ids);
+        let mut x = 99u64;
+        for len in 0..=SHORT + 1 {
+            let piece: Vec<u8> = (0..len)
+                .map(|_| {
+                    x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                    ((x >> 33) % 4) as u8
+                })
+                .collect();
+            let mut a = Vec::new();
+            if !merge_bytes(&piece, &byte_ids, &pairs, &merges, &mut a) {
+                assert!(len > SHORT);
+                continue;
+            }
+            let mut b: Vec<(u32, u32)> = piece.iter().map(|&c| (byte_ids[c as usize], 1)).collect();
+            merge_symbols(&mut b, &merges, None);
+            assert_eq!(a, b, "{piece:?}");
         }
     }
 

@@ -36,7 +36,78 @@ pub struct Bpe {
     pub dropout: Option<f32>,
     byte_ids: [u32; 256],
     fallback_ids: [u32; 256],
+    /// The tokens of at most `SHORT_MAX` bytes by packed key (see `short_key`):
+    /// a whole-piece lookup without hashing a slice or comparing bytes.
+    short: FxHashMap<[u64; 2], u32>,
+    /// `merge::byte_pair_table`, made on first use (byte-level models).
+    byte_pairs: std::sync::OnceLock<Box<[(i32, u32)]>>,
     cache: RwLock<PieceCache>,
+    /// Tells this model's entries in the per-thread hot caches from others';
+    /// a new one whenever the vocabulary changes.
+    generation: u64,
+}
+
+/// A fresh model generation (see `Bpe::generation`).
+fn next_generation() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
+/// Bits of the hot cache index: 8192 slots of 32 bytes, well inside L2.
+const HOT_BITS: u32 = 13;
+/// Most tokens a hot cache slot holds.
+const HOT_IDS: usize = 3;
+
+/// One slot of a hot cache: a short piece's key and its ids. An all-zero
+/// key is no piece (a key holds the piece's non-zero length).
+#[derive(Clone, Copy, Default)]
+#[repr(C, align(32))]
+struct HotSlot {
+    key: [u64; 2],
+    ids: [u32; HOT_IDS],
+    n: u32,
+}
+
+/// A direct-mapped cache of the short pieces a thread encoded last, for one
+/// model. The vocabulary's hash table is megabytes, and a lookup there
+/// mostly waits for memory; recent pieces repeat (word frequencies are
+/// skewed), and this table stays in the core's cache.
+struct HotCache {
+    generation: u64,
+    slots: Box<[HotSlot]>,
+}
+
+impl HotCache {
+    #[inline(always)]
+    fn slot(key: &[u64; 2]) -> usize {
+        let h = (key[0] ^ key[1].wrapping_mul(0x9E37_79B9_7F4A_7C15)).wrapping_mul(0xD6E8_FEB8_6659_FD93);
+        (h >> (64 - HOT_BITS)) as usize
+    }
+}
+
+thread_local! {
+    /// The hot caches of the models this thread used last (a few, so that
+    /// alternating between models does not wipe them).
+    static HOT: std::cell::RefCell<Vec<HotCache>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+const HOT_MODELS: usize = 4;
+
+/// Longest token kept in `Bpe::short`.
+const SHORT_MAX: usize = 15;
+
+/// A token of at most `SHORT_MAX` bytes as two words: the bytes, zero-padded,
+/// with the length in the top byte (so that trailing zero bytes count).
+#[inline(always)]
+fn short_key(t: &[u8]) -> [u64; 2] {
+    debug_assert!(t.len() <= SHORT_MAX);
+    let mut buf = [0u8; 16];
+    buf[..t.len()].copy_from_slice(t);
+    buf[15] = t.len() as u8;
+    [
+        u64::from_le_bytes(buf[..8].try_into().unwrap()),
+        u64::from_le_bytes(buf[8..].try_into().unwrap()),
+    ]
 }
 
 pub struct BpeOptions {
@@ -124,7 +195,9 @@ impl Bpe {
             // a repeated pair keeps its last rank, as in `tokenizers`
             m.insert((pa, pb), (rank as u32, *new_id));
         }
-        Ok(Self::from_parts(map, vocab_r, m, opts))
+        let bpe = Self::from_parts(map, vocab_r, m, opts);
+        bpe.prepare_byte_pairs();
+        Ok(bpe)
     }
 
     /// A model whose merges follow from the vocabulary alone: any two adjacent
@@ -140,6 +213,8 @@ impl Bpe {
             .into_iter()
             .map(|(pair, id)| (pair, (id, id)))
             .collect();
+        bpe.byte_pairs = std::sync::OnceLock::new();
+        bpe.prepare_byte_pairs();
         Ok(bpe)
     }
 
@@ -165,6 +240,11 @@ impl Bpe {
             ..opts
         };
         let unk_id = opts.unk_token.as_ref().and_then(|u| vocab.get(u.as_bytes()).copied());
+        let short = vocab
+            .iter()
+            .filter(|(t, _)| t.len() <= SHORT_MAX)
+            .map(|(t, &id)| (short_key(t), id))
+            .collect();
         Bpe {
             vocab,
             vocab_r,
@@ -180,7 +260,10 @@ impl Bpe {
             dropout: opts.dropout,
             byte_ids,
             fallback_ids,
+            short,
+            byte_pairs: std::sync::OnceLock::new(),
             cache: RwLock::new(FxHashMap::default()),
+            generation: next_generation(),
         }
     }
 
@@ -312,18 +395,155 @@ impl Bpe {
     }
 }
 
-impl Model for Bpe {
-    fn encode_piece(&self, piece: &[u8], out: &mut Vec<(u32, u32)>) {
-        if piece.is_empty() {
+/// `short_key(&text[s..s + len])`, read straight from the text when 16 bytes
+/// are there to read (a copy through a buffer stalls the loads after it).
+#[inline(always)]
+fn short_key_at(text: &[u8], s: usize, len: usize) -> [u64; 2] {
+    debug_assert!(len <= SHORT_MAX);
+    let Some(w) = text.get(s..s + 16) else {
+        return short_key(&text[s..s + len]);
+    };
+    let lo = u64::from_le_bytes(w[..8].try_into().unwrap());
+    let hi = u64::from_le_bytes(w[8..].try_into().unwrap());
+    // keep the first `len` bytes: `len` < 8 keeps part of `lo`, else part of `hi`
+    let (lo, hi) = if len < 8 {
+        (lo & ((1u64 << (8 * len)) - 1), 0)
+    } else {
+        (lo, hi & ((1u64 << (8 * (len - 8))) - 1))
+    };
+    [lo, hi | ((len as u64) << 56)]
+}
+
+impl Bpe {
+    /// The id of a whole piece, if it is a token.
+    #[inline]
+    fn whole(&self, piece: &[u8]) -> Option<u32> {
+        if piece.len() <= SHORT_MAX {
+            self.short.get(&short_key(piece)).copied()
+        } else {
+            self.vocab.get(piece).copied()
+        }
+    }
+
+    /// Encode every piece a scanner cuts from `text`, appending ids only.
+    /// The same ids as `encode_piece` on each piece.
+    pub fn encode_scanned(&self, scanner: &crate::scanner::Scanner, text: &str, out: &mut Vec<u32>) {
+        if self.dropout.is_some_and(|d| d > 0.0) {
+            // random merges: nothing can be cached
+            let mut buf = Vec::with_capacity(64);
+            scanner.for_each(text, |s, e| {
+                buf.clear();
+                self.encode_piece(&text.as_bytes()[s..e], &mut buf);
+                out.extend(buf.iter().map(|&(id, _)| id));
+            });
             return;
         }
-        if self.ignore_merges {
-            if let Some(&id) = self.vocab.get(piece) {
-                out.push((id, piece.len() as u32));
+        HOT.with(|hot| match hot.try_borrow_mut() {
+            Ok(mut caches) => {
+                let k = match caches.iter().position(|c| c.generation == self.generation) {
+                    Some(k) => k,
+                    None => {
+                        if caches.len() == HOT_MODELS {
+                            caches.remove(0);
+                        }
+                        caches.push(HotCache {
+                            generation: self.generation,
+                            slots: vec![HotSlot::default(); 1 << HOT_BITS].into_boxed_slice(),
+                        });
+                        caches.len() - 1
+                    }
+                };
+                self.encode_scanned_with(scanner, text, &mut caches[k].slots, out);
+            }
+            // (only reentrant use could get here) a throw-away cache
+            Err(_) => {
+                let mut slots = vec![HotSlot::default(); 1 << HOT_BITS];
+                self.encode_scanned_with(scanner, text, &mut slots, out);
+            }
+        });
+    }
+
+    fn encode_scanned_with(
+        &self,
+        scanner: &crate::scanner::Scanner,
+        text: &str,
+        slots: &mut [HotSlot],
+        out: &mut Vec<u32>,
+    ) {
+        let bytes = text.as_bytes();
+        let mut buf: Vec<(u32, u32)> = Vec::with_capacity(64);
+        let mut syms: Vec<(u32, u32)> = Vec::with_capacity(64);
+        scanner.for_each(text, |s, e| {
+            let piece = &bytes[s..e];
+            if piece.len() > SHORT_MAX {
+                if self.ignore_merges {
+                    if let Some(&id) = self.vocab.get(piece) {
+                        out.push(id);
+                        return;
+                    }
+                }
+                buf.clear();
+                self.encode_merging(piece, &mut buf, &mut syms);
+                out.extend(buf.iter().map(|&(id, _)| id));
                 return;
             }
+            let key = short_key_at(bytes, s, piece.len());
+            let slot = &mut slots[HotCache::slot(&key)];
+            if slot.key == key {
+                out.extend_from_slice(&slot.ids[..slot.n as usize]);
+                return;
+            }
+            let whole = if self.ignore_merges {
+                self.short.get(&key).copied()
+            } else {
+                None
+            };
+            if let Some(id) = whole {
+                *slot = HotSlot {
+                    key,
+                    ids: [id, 0, 0],
+                    n: 1,
+                };
+                out.push(id);
+                return;
+            }
+            buf.clear();
+            self.encode_merging(piece, &mut buf, &mut syms);
+            if buf.len() <= HOT_IDS {
+                let mut ids = [0; HOT_IDS];
+                for (d, &(id, _)) in ids.iter_mut().zip(&buf) {
+                    *d = id;
+                }
+                *slot = HotSlot {
+                    key,
+                    ids,
+                    n: buf.len() as u32,
+                };
+            }
+            out.extend(buf.iter().map(|&(id, _)| id));
+        });
+    }
+}
+
+impl Bpe {
+    /// Whether pieces can start from `byte_pairs` (see `encode_merging`).
+    fn merges_from_bytes(&self) -> bool {
+        self.byte_level && self.plain() && !self.byte_ids.contains(&NONE)
+    }
+
+    /// Make `byte_pairs` now rather than in the first encode.
+    fn prepare_byte_pairs(&self) {
+        if self.merges_from_bytes() {
+            self.byte_pairs
+                .get_or_init(|| merge::byte_pair_table(&self.merges, &self.byte_ids));
         }
-        let use_cache = self.dropout.is_none_or(|d| d <= 0.0) && piece.len() <= CACHE_MAX_PIECE;
+    }
+
+    /// `encode_piece` after the whole-piece lookup: the piece cache, else
+    /// the merges (`syms`: a scratch buffer).
+    fn encode_merging(&self, piece: &[u8], out: &mut Vec<(u32, u32)>, syms: &mut Vec<(u32, u32)>) {
+        let no_dropout = self.dropout.is_none_or(|d| d <= 0.0);
+        let use_cache = no_dropout && piece.len() <= CACHE_MAX_PIECE;
         if use_cache {
             if let Ok(cache) = self.cache.try_read() {
                 if let Some(hit) = cache.get(piece) {
@@ -332,19 +552,46 @@ impl Model for Bpe {
                 }
             }
         }
-        let start = out.len();
-        let mut syms = Vec::with_capacity(piece.len());
-        self.initial_symbols(piece, &mut syms);
-        merge::merge_symbols(&mut syms, &self.merges, self.dropout);
-        out.extend_from_slice(&syms);
+        syms.clear();
+        // byte-level, every byte a token: the first ranks come from a table
+        let by_bytes = no_dropout
+            && self.merges_from_bytes()
+            && merge::merge_bytes(
+                piece,
+                &self.byte_ids,
+                self.byte_pairs
+                    .get_or_init(|| merge::byte_pair_table(&self.merges, &self.byte_ids)),
+                &self.merges,
+                syms,
+            );
+        if !by_bytes {
+            self.initial_symbols(piece, syms);
+            merge::merge_symbols(syms, &self.merges, self.dropout);
+        }
+        out.extend_from_slice(syms);
         if use_cache {
             if let Ok(mut cache) = self.cache.try_write() {
                 if cache.len() >= CACHE_CAPACITY {
                     cache.clear();
                 }
-                cache.insert(piece.into(), out[start..].into());
+                cache.insert(piece.into(), syms.as_slice().into());
             }
         }
+    }
+}
+
+impl Model for Bpe {
+    fn encode_piece(&self, piece: &[u8], out: &mut Vec<(u32, u32)>) {
+        if piece.is_empty() {
+            return;
+        }
+        if self.ignore_merges {
+            if let Some(id) = self.whole(piece) {
+                out.push((id, piece.len() as u32));
+                return;
+            }
+        }
+        self.encode_merging(piece, out, &mut Vec::new());
     }
 
     fn id_to_bytes(&self, id: u32) -> Option<&[u8]> {
@@ -402,6 +649,15 @@ impl Bpe {
         }
         self.vocab_r[id as usize] = Some(token.into());
         self.vocab.insert(token.to_vec(), id);
+        if token.len() <= SHORT_MAX {
+            self.short.insert(short_key(token), id);
+        }
+        // earlier results may no longer hold
+        self.generation = next_generation();
+        self.byte_pairs = std::sync::OnceLock::new();
+        if let Ok(cache) = self.cache.get_mut() {
+            cache.clear();
+        }
     }
 }
 
@@ -493,6 +749,18 @@ mod tests {
         let m = Bpe::new(vocab, &merges, opts).unwrap();
         assert_eq!(ids(&m, "low"), vec![4]);
         assert_eq!(ids(&m, "lol"), vec![3]);
+    }
+
+    #[test]
+    fn short_keys_read_in_place_equal_copied_keys() {
+        let text: Vec<u8> = (0..40u8).map(|b| b.wrapping_mul(37)).collect();
+        for s in 0..text.len() {
+            for len in 0..=SHORT_MAX.min(text.len() - s) {
+                assert_eq!(short_key_at(&text, s, len), short_key(&text[s..s + len]), "{s} {len}");
+            }
+        }
+        // trailing zero bytes are part of the key
+        assert_ne!(short_key(b"a"), short_key(b"a\0"));
     }
 
     #[test]

@@ -1,0 +1,665 @@
+//! Hand-written pre-tokenizer scanners for the GPT-2 (`r50k`), GPT-4
+//! (`cl100k`, Llama-3, Qwen2) and GPT-4o (`o200k`) split patterns.
+//!
+//! These patterns cover every character, so the pieces tile the text: each
+//! piece starts where the previous one ended, and finding a piece means
+//! finding where the leftmost-first (backtracking-priority) match that starts
+//! at a given position ends. Each function below walks one pattern's
+//! alternatives in order, with the backtracking of each alternative worked
+//! out by hand (see the comments), over UTF-8 bytes: an ASCII byte is one
+//! table lookup, other characters are decoded and looked up in a two-level
+//! table.
+//!
+//! The Unicode property tables are built on first use from `regex-syntax`,
+//! the parser the `regex` and `fancy-regex` crates use, so `\p{L}`, `\s`
+//! and the case folding of `(?i:'s|...)` are exactly the regex engines'
+//! (same Unicode version). The tests in `pattern.rs` check every code point,
+//! the adversarial strings and random text against `fancy-regex`.
+
+use std::sync::OnceLock;
+
+/// `\p{L}`
+const L: u8 = 1;
+/// `\p{N}`
+const N: u8 = 2;
+/// `\s` (Unicode `White_Space`)
+const S: u8 = 4;
+/// `\r` or `\n`
+const NL: u8 = 8;
+/// o200k's "upper" class `[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]`
+const UP: u8 = 16;
+/// o200k's "lower" class `[\p{Ll}\p{Lm}\p{Lo}\p{M}]`
+const LO: u8 = 32;
+
+/// The class `[^\s\p{L}\p{N}]` ("punctuation" below).
+#[inline(always)]
+fn is_punct(f: u8) -> bool {
+    f & (L | N | S) == 0
+}
+
+/// The high bit of each byte of a word.
+const HIGH: u64 = 0x8080_8080_8080_8080;
+
+/// The high bit of each byte of `w` that is an ASCII byte in `lo..=hi`.
+#[inline(always)]
+fn ascii_in_range(w: u64, lo: u8, hi: u8) -> u64 {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    let x = w & !HIGH; // 7-bit bytes: the additions below carry into no neighbour
+    let at_least_lo = x + ONES * (0x80 - lo as u64);
+    let above_hi = x + ONES * (0x7F - hi as u64);
+    at_least_lo & !above_hi & !w & HIGH
+}
+
+/// The high bit of each byte of `w` that is an ASCII member of the class
+/// `mask` (`L`: `A-Za-z`, `UP`: `A-Z`, `LO`: `a-z`; the tables test that
+/// these are exactly the ASCII members).
+#[inline(always)]
+fn ascii_run_mask(w: u64, mask: u8) -> u64 {
+    match mask {
+        // setting bit 5 maps A-Z onto a-z and no other byte into a-z
+        L => ascii_in_range(w | 0x2020_2020_2020_2020, b'a', b'z'),
+        UP => ascii_in_range(w, b'A', b'Z'),
+        LO => ascii_in_range(w, b'a', b'z'),
+        _ => 0,
+    }
+}
+
+/// Bits per block of the two-level table: blocks of 128 code points.
+const BLOCK_BITS: u32 = 7;
+
+/// The letters of the contractions `'s 't 're 've 'm 'll 'd`, in `FOLD` order.
+const CONTRACTION_LETTERS: [char; 8] = ['s', 't', 'r', 'e', 'v', 'm', 'l', 'd'];
+
+struct Tables {
+    /// flags of the ASCII characters
+    ascii: [u8; 128],
+    /// code point >> BLOCK_BITS -> block number
+    index: Vec<u16>,
+    /// the deduplicated blocks of flags, one after the other
+    blocks: Vec<u8>,
+    /// for each contraction letter, the characters `(?i:x)` matches
+    /// (`s` also matches U+017F LATIN SMALL LETTER LONG S)
+    folds: [Vec<char>; 8],
+}
+
+/// The code point ranges of a one-class regex, as `regex-syntax` reads it.
+fn class_ranges(re: &str) -> Vec<(u32, u32)> {
+    use regex_syntax::hir::{Class, HirKind};
+    let hir = regex_syntax::ParserBuilder::new()
+        .build()
+        .parse(re)
+        .expect("a built-in class parses");
+    match hir.kind() {
+        HirKind::Class(Class::Unicode(c)) => c.ranges().iter().map(|r| (r.start() as u32, r.end() as u32)).collect(),
+        HirKind::Literal(lit) => {
+            let c = std::str::from_utf8(&lit.0)
+                .ok()
+                .and_then(|s| s.chars().next())
+                .expect("one character");
+            vec![(c as u32, c as u32)]
+        }
+        other => panic!("{re} is not a class: {other:?}"),
+    }
+}
+
+impl Tables {
+    fn build() -> Tables {
+        const CPS: usize = 0x11_0000;
+        let mut flags = vec![0u8; CPS];
+        let mut set = |re: &str, bit: u8| {
+            for (a, b) in class_ranges(re) {
+                for f in &mut flags[a as usize..=b as usize] {
+                    *f |= bit;
+                }
+            }
+        };
+        set(r"\p{L}", L);
+        set(r"\p{N}", N);
+        set(r"\s", S);
+        set(r"[\r\n]", NL);
+        set(r"[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]", UP);
+        set(r"[\p{Ll}\p{Lm}\p{Lo}\p{M}]", LO);
+        let mut ascii = [0u8; 128];
+        ascii.copy_from_slice(&flags[..128]);
+        // two-level table: identical blocks stored once
+        let block = 1usize << BLOCK_BITS;
+        let mut index = Vec::with_capacity(CPS / block);
+        let mut blocks: Vec<u8> = Vec::new();
+        let mut seen: std::collections::HashMap<&[u8], u16> = std::collections::HashMap::new();
+        for chunk in flags.chunks(block) {
+            let n = *seen.entry(chunk).or_insert_with(|| {
+                blocks.extend_from_slice(chunk);
+                (blocks.len() / block - 1) as u16
+            });
+            index.push(n);
+        }
+        let folds = CONTRACTION_LETTERS.map(|x| {
+            class_ranges(&format!("(?i:{x})"))
+                .into_iter()
+                .flat_map(|(a, b)| (a..=b).filter_map(char::from_u32))
+                .collect()
+        });
+        Tables {
+            ascii,
+            index,
+            blocks,
+            folds,
+        }
+    }
+
+    fn get() -> &'static Tables {
+        static T: OnceLock<Tables> = OnceLock::new();
+        T.get_or_init(Tables::build)
+    }
+
+    /// Flags of a code point.
+    #[inline(always)]
+    fn of(&self, cp: u32) -> u8 {
+        let blk = self.index[(cp >> BLOCK_BITS) as usize] as usize;
+        self.blocks[(blk << BLOCK_BITS) | (cp as usize & ((1 << BLOCK_BITS) - 1))]
+    }
+}
+
+/// The code point and byte length of the (valid UTF-8) character at `b[i]`,
+/// which is not ASCII.
+#[inline(always)]
+fn decode(b: &[u8], i: usize) -> (u32, usize) {
+    let c0 = b[i] as u32;
+    let cont = |k: usize| (b[i + k] & 0x3F) as u32;
+    if c0 < 0xE0 {
+        (((c0 & 0x1F) << 6) | cont(1), 2)
+    } else if c0 < 0xF0 {
+        (((c0 & 0x0F) << 12) | (cont(1) << 6) | cont(2), 3)
+    } else {
+        (((c0 & 0x07) << 18) | (cont(1) << 12) | (cont(2) << 6) | cont(3), 4)
+    }
+}
+
+/// Which of the known patterns a scanner runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// `'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+`
+    Gpt2,
+    /// cl100k (`\p{N}{1,3}`, `max_digits` 3) and Qwen2 (`\p{N}`, 1).
+    Cl100k { max_digits: usize },
+    /// o200k: case-aware words with contraction suffixes.
+    O200k,
+}
+
+/// A hand-written scanner for one of the known split patterns.
+pub struct Scanner {
+    kind: Kind,
+    t: &'static Tables,
+}
+
+impl std::fmt::Debug for Scanner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Scanner({:?})", self.kind)
+    }
+}
+
+impl Scanner {
+    /// The scanner for a pattern source, when it is exactly one of the known patterns.
+    pub fn for_pattern(source: &str) -> Option<Scanner> {
+        use crate::pre_tokenizers::{CL100K_PATTERN, GPT2_PATTERN, O200K_PATTERN, QWEN2_PATTERN};
+        let kind = match source {
+            s if s == GPT2_PATTERN => Kind::Gpt2,
+            s if s == CL100K_PATTERN => Kind::Cl100k { max_digits: 3 },
+            s if s == QWEN2_PATTERN => Kind::Cl100k { max_digits: 1 },
+            s if s == O200K_PATTERN => Kind::O200k,
+            _ => return None,
+        };
+        Some(Scanner { kind, t: Tables::get() })
+    }
+
+    pub fn kind(&self) -> Kind {
+        self.kind
+    }
+
+    /// All pieces of `text`, in order; they tile the text.
+    pub fn find_iter(&self, text: &str, out: &mut Vec<(usize, usize)>) {
+        self.for_each(text, |s, e| out.push((s, e)));
+    }
+
+    /// Call `f(start, end)` for each piece of `text`, in order.
+    #[inline]
+    pub fn for_each(&self, text: &str, mut f: impl FnMut(usize, usize)) {
+        let b = text.as_bytes();
+        let mut i = 0;
+        // one loop per pattern, so each inlines its own piece function
+        match self.kind {
+            Kind::Gpt2 => {
+                while i < b.len() {
+                    let e = self.gpt2(b, i);
+                    f(i, e);
+                    i = e;
+                }
+            }
+            Kind::Cl100k { max_digits } => {
+                while i < b.len() {
+                    let e = self.cl100k(b, i, max_digits);
+                    f(i, e);
+                    i = e;
+                }
+            }
+            Kind::O200k => {
+                while i < b.len() {
+                    let e = self.o200k(b, i);
+                    f(i, e);
+                    i = e;
+                }
+            }
+        }
+    }
+
+    /// Flags and byte length of the character at `b[i]` (`i < b.len()`).
+    #[inline(always)]
+    fn cls(&self, b: &[u8], i: usize) -> (u8, usize) {
+        let c = b[i];
+        if c < 0x80 {
+            (self.t.ascii[c as usize], 1)
+        } else {
+            let (cp, len) = decode(b, i);
+            (self.t.of(cp), len)
+        }
+    }
+
+    /// Flags of the character at `b[i]`, or 0 at the end of the text.
+    #[inline(always)]
+    fn flags_at(&self, b: &[u8], i: usize) -> u8 {
+        if i < b.len() {
+            self.cls(b, i).0
+        } else {
+            0
+        }
+    }
+
+    /// End of the longest run from `i` of characters having a flag of `mask`.
+    ///
+    /// For the letter classes, ASCII text is taken eight bytes at a time
+    /// (`ascii_run_mask`): one step usually finds the end of a word, where a
+    /// byte loop would mispredict its exit branch at a varying length.
+    #[inline(always)]
+    fn run(&self, b: &[u8], mut i: usize, mask: u8) -> usize {
+        let swar = matches!(mask, L | UP | LO);
+        loop {
+            if swar {
+                if let Some(w) = b.get(i..i + 8) {
+                    let w = u64::from_le_bytes(w.try_into().unwrap());
+                    let stop = !ascii_run_mask(w, mask) & HIGH;
+                    if stop == 0 {
+                        i += 8;
+                        continue;
+                    }
+                    i += (stop.trailing_zeros() / 8) as usize;
+                    if b[i] < 0x80 {
+                        // an ASCII byte outside the class ends the run
+                        return i;
+                    }
+                    // a longer character: looked up below
+                }
+            }
+            if i >= b.len() {
+                return i;
+            }
+            let c = b[i];
+            if c < 0x80 {
+                if self.t.ascii[c as usize] & mask == 0 {
+                    return i;
+                }
+                i += 1;
+            } else {
+                let (cp, len) = decode(b, i);
+                if self.t.of(cp) & mask == 0 {
+                    return i;
+                }
+                i += len;
+            }
+        }
+    }
+
+    /// End of the longest run from `i` of `[^\s\p{L}\p{N}]`.
+    #[inline(always)]
+    fn run_punct(&self, b: &[u8], mut i: usize) -> usize {
+        while i < b.len() {
+            let (f, len) = self.cls(b, i);
+            if !is_punct(f) {
+                break;
+            }
+            i += len;
+        }
+        i
+    }
+
+    /// End of `\p{N}{1,max}` from `i` (the character at `i` is a number).
+    #[inline(always)]
+    fn digits(&self, b: &[u8], mut i: usize, max: usize) -> usize {
+        for _ in 0..max {
+            if i >= b.len() {
+                break;
+            }
+            let (f, len) = self.cls(b, i);
+            if f & N == 0 {
+                break;
+            }
+            i += len;
+        }
+        i
+    }
+
+    /// Whether the character at `b[i]` is one `(?i:x)` matches (or just `x`
+    /// when `fold` is off), with its byte length.
+    #[inline(always)]
+    fn letter_at(&self, b: &[u8], i: usize, x: usize, fold: bool) -> Option<usize> {
+        let c = *b.get(i)?;
+        let want = CONTRACTION_LETTERS[x] as u8;
+        if c < 0x80 {
+            let hit = c == want || (fold && c.to_ascii_lowercase() == want);
+            return hit.then_some(1);
+        }
+        if !fold {
+            return None;
+        }
+        let (cp, len) = decode(b, i);
+        self.t.folds[x].iter().any(|&f| f as u32 == cp).then_some(len)
+    }
+
+    /// Length of `'s|'t|'re|'ve|'m|'ll|'d` at `i` (case-insensitive when
+    /// `fold`), 0 when none matches.
+    #[inline]
+    fn contraction(&self, b: &[u8], i: usize, fold: bool) -> usize {
+        if b.get(i) != Some(&b'\'') {
+            return 0;
+        }
+        let j = i + 1;
+        // 's 't 'm 'd: one letter
+        for x in [0, 1, 5, 7] {
+            if let Some(n) = self.letter_at(b, j, x, fold) {
+                return 1 + n;
+            }
+        }
+        // 're 've 'll: two letters
+        for (x, y) in [(2, 3), (4, 3), (6, 6)] {
+            if let Some(n) = self.letter_at(b, j, x, fold) {
+                if let Some(m) = self.letter_at(b, j + n, y, fold) {
+                    return 1 + n + m;
+                }
+            }
+        }
+        0
+    }
+
+    /// The whitespace alternatives at `i` (a whitespace character):
+    /// `\s*[\r\n]+` when `newline_first`, then `\s+(?!\S)`, then `\s+`.
+    ///
+    /// `\s*[\r\n]+` backtracks from the end of the whitespace run to its last
+    /// line break and ends just after it. `\s+(?!\S)` matches the whole run
+    /// at the end of the text, else the run minus its last character (which
+    /// then starts the next piece, e.g. `" word"`), if that leaves anything.
+    /// Otherwise `\s+` takes the single character.
+    #[inline]
+    fn whitespace(&self, b: &[u8], i: usize, newline_first: bool) -> usize {
+        let mut e = i;
+        let mut last_start = i;
+        let mut after_newline = None;
+        while e < b.len() {
+            let (f, len) = self.cls(b, e);
+            if f & S == 0 {
+                break;
+            }
+            if f & NL != 0 {
+                after_newline = Some(e + len);
+            }
+            last_start = e;
+            e += len;
+        }
+        if newline_first {
+            if let Some(k) = after_newline {
+                return k;
+            }
+        }
+        if e == b.len() || last_start == i {
+            e
+        } else {
+            last_start
+        }
+    }
+
+    /// One GPT-2 piece starting at `i`.
+    #[inline(always)]
+    fn gpt2(&self, b: &[u8], i: usize) -> usize {
+        let c = b[i];
+        if c == b'\'' {
+            let n = self.contraction(b, i, false);
+            if n > 0 {
+                return i + n;
+            }
+        }
+        // ` ?\p{L}+`, ` ?\p{N}+`, ` ?[^\s\p{L}\p{N}]+`: a space joins the run after it
+        if c == b' ' && i + 1 < b.len() {
+            let (g, _) = self.cls(b, i + 1);
+            if g & L != 0 {
+                return self.run(b, i + 1, L);
+            }
+            if g & N != 0 {
+                return self.run(b, i + 1, N);
+            }
+            if is_punct(g) {
+                return self.run_punct(b, i + 1);
+            }
+        }
+        let (f, _) = self.cls(b, i);
+        if f & L != 0 {
+            self.run(b, i, L)
+        } else if f & N != 0 {
+            self.run(b, i, N)
+        } else if is_punct(f) {
+            self.run_punct(b, i)
+        } else {
+            self.whitespace(b, i, false)
+        }
+    }
+
+    /// One cl100k (or Qwen2) piece starting at `i`.
+    #[inline(always)]
+    fn cl100k(&self, b: &[u8], i: usize, max_digits: usize) -> usize {
+        let c = b[i];
+        // (?i:'s|'t|'re|'ve|'m|'ll|'d)
+        if c == b'\'' {
+            let n = self.contraction(b, i, true);
+            if n > 0 {
+                return i + n;
+            }
+        }
+        let (f, len) = self.cls(b, i);
+        // [^\r\n\p{L}\p{N}]?\p{L}+ : a letter run, or one other character
+        // (not a number or line break) followed by a letter run
+        if f & L != 0 {
+            return self.run(b, i + len, L);
+        }
+        if f & (N | NL) == 0 && self.flags_at(b, i + len) & L != 0 {
+            return self.run(b, i + len, L);
+        }
+        // \p{N}{1,3}
+        if f & N != 0 {
+            return self.digits(b, i, max_digits);
+        }
+        // ` ?[^\s\p{L}\p{N}]+[\r\n]*`
+        let punct_from = if is_punct(f) {
+            Some(i)
+        } else if c == b' ' && is_punct(self.flags_at(b, i + 1)) && i + 1 < b.len() {
+            Some(i + 1)
+        } else {
+            None
+        };
+        if let Some(p) = punct_from {
+            let mut e = self.run_punct(b, p);
+            while e < b.len() && matches!(b[e], b'\r' | b'\n') {
+                e += 1;
+            }
+            return e;
+        }
+        self.whitespace(b, i, true)
+    }
+
+    /// `[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+` from `i`.
+    ///
+    /// The first part takes the whole "upper" run; if a "lower" character
+    /// follows, the second part takes the "lower" run from there. Otherwise
+    /// the first part gives back characters until the second can start: the
+    /// match ends just after the last character of the run that is also
+    /// "lower" (Lm, Lo, M are in both classes), if any.
+    #[inline]
+    fn upper_lower(&self, b: &[u8], mut i: usize) -> Option<usize> {
+        let mut last_lower_end = None;
+        while i < b.len() {
+            let (f, len) = self.cls(b, i);
+            if f & UP == 0 {
+                if f & LO != 0 {
+                    return Some(self.run(b, i + len, LO));
+                }
+                break;
+            }
+            i += len;
+            if f & LO != 0 {
+                last_lower_end = Some(i);
+            }
+        }
+        last_lower_end
+    }
+
+    /// `[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*` from `i`:
+    /// the whole "upper" run (at least one character), then the "lower" run.
+    #[inline]
+    fn upper_then_lower(&self, b: &[u8], i: usize) -> Option<usize> {
+        let e = self.run(b, i, UP);
+        (e > i).then(|| self.run(b, e, LO))
+    }
+
+    /// One o200k piece starting at `i`.
+    #[inline(always)]
+    fn o200k(&self, b: &[u8], i: usize) -> usize {
+        let (f, len) = self.cls(b, i);
+        // The two word alternatives, each tried with the optional prefix
+        // `[^\r\n\p{L}\p{N}]` first and then without it; a word ends with an
+        // optional contraction.
+        let prefixed = f & (L | N | NL) == 0;
+        let word = |e: usize| e + self.contraction(b, e, true);
+        if prefixed {
+            if let Some(e) = self.upper_lower(b, i + len) {
+                return word(e);
+            }
+        }
+        if f & (UP | LO) != 0 {
+            if let Some(e) = self.upper_lower(b, i) {
+                return word(e);
+            }
+        }
+        if prefixed {
+            if let Some(e) = self.upper_then_lower(b, i + len) {
+                return word(e);
+            }
+        }
+        if let Some(e) = self.upper_then_lower(b, i) {
+            return word(e);
+        }
+        // \p{N}{1,3}
+        if f & N != 0 {
+            return self.digits(b, i, 3);
+        }
+        // ` ?[^\s\p{L}\p{N}]+[\r\n/]*`
+        let punct_from = if is_punct(f) {
+            Some(i)
+        } else if b[i] == b' ' && i + 1 < b.len() && is_punct(self.flags_at(b, i + 1)) {
+            Some(i + 1)
+        } else {
+            None
+        };
+        if let Some(p) = punct_from {
+            let mut e = self.run_punct(b, p);
+            while e < b.len() && matches!(b[e], b'\r' | b'\n' | b'/') {
+                e += 1;
+            }
+            return e;
+        }
+        self.whitespace(b, i, true)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tables_agree_with_the_regex_crate_on_every_code_point() {
+        let t = Tables::get();
+        let classes = [
+            (L, r"\p{L}"),
+            (N, r"\p{N}"),
+            (S, r"\s"),
+            (NL, r"[\r\n]"),
+            (UP, r"[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]"),
+            (LO, r"[\p{Ll}\p{Lm}\p{Lo}\p{M}]"),
+        ];
+        for (bit, re) in classes {
+            // a DFA over the whole class, checked on every scalar value
+            let re = regex::Regex::new(&format!("^{re}$")).unwrap();
+            let mut buf = [0u8; 4];
+            for cp in (0u32..0x11_0000).filter_map(char::from_u32) {
+                let s: &str = cp.encode_utf8(&mut buf);
+                assert_eq!(
+                    t.of(cp as u32) & bit != 0,
+                    re.is_match(s),
+                    "{re} on U+{:04X}",
+                    cp as u32
+                );
+                if (cp as u32) < 128 {
+                    assert_eq!(t.ascii[cp as usize], t.of(cp as u32));
+                }
+            }
+        }
+        // (?i:s) matches the long s; nothing else folds onto the contraction letters
+        assert!(t.folds[0].contains(&'\u{17F}'));
+        for (x, f) in CONTRACTION_LETTERS.iter().zip(&t.folds) {
+            let re = regex::Regex::new(&format!("^(?i:{x})$")).unwrap();
+            let matching: Vec<char> = (0u32..0x11_0000)
+                .filter_map(char::from_u32)
+                .filter(|c| re.is_match(c.encode_utf8(&mut [0; 4])))
+                .collect();
+            assert_eq!(&matching, f, "fold set of {x}");
+        }
+    }
+
+    #[test]
+    fn eight_byte_class_masks_agree_with_the_tables() {
+        let t = Tables::get();
+        let mut x = 0x1234_5678_9ABC_DEF1u64;
+        for k in 0..200_000u32 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            // every byte value shows up in every lane
+            let w = if k < 256 {
+                u64::from(k as u8) * 0x0101_0101_0101_0101
+            } else {
+                x
+            };
+            for mask in [L, UP, LO] {
+                let m = ascii_run_mask(w, mask);
+                for lane in 0..8 {
+                    let byte = (w >> (8 * lane)) as u8;
+                    let want = byte < 0x80 && t.ascii[byte as usize] & mask != 0;
+                    assert_eq!(m >> (8 * lane + 7) & 1 == 1, want, "byte {byte:#x} mask {mask}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn decode_agrees_with_std() {
+        let s = "a\u{e9}\u{4e2d}\u{1F600}\u{7ff}\u{800}\u{ffff}\u{10000}\u{10ffff}";
+        for (i, c) in s.char_indices().filter(|(_, c)| !c.is_ascii()) {
+            assert_eq!(decode(s.as_bytes(), i), (c as u32, c.len_utf8()));
+        }
+    }
+}
