@@ -138,3 +138,59 @@ def test_names_and_checks(tmp_path, monkeypatch) -> None:
     with pytest.raises(ConversionError):
         convert(out, tmp_path / "cl100k_base.tiktoken")
     assert not (tmp_path / "cl100k_base.tiktoken").exists()
+
+
+def test_sentencepiece_model_to_json_and_back(tmp_path) -> None:
+    import sentencepiece
+
+    src = asset("llama2", "tokenizer.model")
+    as_json = convert(src, tmp_path / "llama" / "tokenizer.json")
+    back = convert(as_json, tmp_path / "again.model")
+    sp = sentencepiece.SentencePieceProcessor(model_file=str(back))
+    tok = ts.load(src)
+    for text in strings()[:40]:
+        assert sp.encode(text) == tok.encode_ordinary(text)
+
+
+def test_trained_unigram_converts_to_model(tmp_path) -> None:
+    import sentencepiece
+
+    from .conftest import make_text
+
+    tok = ts.train(texts=[make_text(i, 100) for i in range(30)], model="unigram",
+                   vocab_size=300)
+    path = convert(tok, tmp_path / "u.model")
+    sp = sentencepiece.SentencePieceProcessor(model_file=str(path))
+    text = make_text(999, 100)
+    assert sp.encode(text) == tok.encode_ordinary(text)
+
+
+def test_bert_json_to_vocab_txt(tmp_path) -> None:
+    from tokensmith.formats import bert
+
+    for name in ("bert-base-uncased", "bert-base-chinese"):
+        src = asset(name, "tokenizer.json")
+        out = convert(src, tmp_path / name / "vocab.txt")
+        again = bert.load_vocab_txt(out, lowercase=name.endswith("uncased"))
+        text = "Héllo, Wörld! 分词器 tokenization"
+        assert again.encode(text) == ts.load(src).encode(text)
+
+
+def test_formats_that_cannot_hold_the_tokenizer_are_refused(tmp_path) -> None:
+    gpt2 = asset("gpt2", "tokenizer.json")
+    with pytest.raises(ConversionError, match="SentencePiece"):
+        convert(gpt2, tmp_path / "g.model")
+    with pytest.raises(ConversionError, match="WordPiece"):
+        convert(gpt2, tmp_path / "vocab.txt")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_convert_command(tmp_path, capsys) -> None:
+    from tokensmith.cli import main
+
+    src = asset("llama2", "tokenizer.model")
+    assert main(["convert", str(src), str(tmp_path / "x.json")]) == 0
+    assert "checked" in capsys.readouterr().out
+    assert main(["convert", str(asset("gpt2", "tokenizer.json")), str(tmp_path / "y.model")]) == 2
+    assert "SentencePiece" in capsys.readouterr().err
+    assert not (tmp_path / "y.model").exists()

@@ -351,6 +351,17 @@ def _train_sentencepiece(args: argparse.Namespace, files: list[str],
     return EXIT_OK
 
 
+def cmd_convert(args: argparse.Namespace) -> int:
+    from .convert import convert
+
+    check = None
+    if args.check_file:
+        check = [Path(f).read_text(encoding="utf-8") for f in args.check_file]
+    written = convert(args.source, args.target, check_text=check, format=args.format)
+    print(f"saved {_shown(written)} (checked: same vocabulary, same ids and decoded text)")
+    return EXIT_OK
+
+
 def cmd_encode(args: argparse.Namespace) -> int:
     tok = _load(args.tokenizer)
     text = _read_text(args)
@@ -678,6 +689,18 @@ FILES may be files, folders (read recursively), globs ('data/**/*.txt'),
 .gz/.bz2/.xz files and .jsonl files (their "text" field).
 """
 
+_CONVERT_EPILOG = """\
+examples:
+  tokensmith convert cl100k_base out/tokenizer.json          # a name: its rank file
+  tokensmith convert gpt2/tokenizer.json out/vocab.json      # vocab.json + merges.txt
+  tokensmith convert llama2/tokenizer.model out/tokenizer.json
+  tokensmith convert out/tokenizer.json again.model          # and back
+  tokensmith convert bert/tokenizer.json out/vocab.txt       # BERT's vocabulary
+
+A conversion that would change the ids (cl100k as vocab.json + merges.txt, a
+byte-level BPE as .model …) is refused with the reason, and nothing is written.
+"""
+
 _ENCODE_EPILOG = """\
 examples:
   tokensmith encode tok.json "Hello, world!"            # the ids, e.g. 9906 11 1917 0
@@ -874,6 +897,27 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("tokenizer", metavar="TOKENIZER", help="tokenizer.json or a folder with one")
     _add_text_source(p)
     p.set_defaults(func=cmd_count)
+
+    # convert
+    p = sub.add_parser(
+        "convert", help="write a tokenizer in another file format, checked",
+        description="Convert a tokenizer to another format (tokenizer.json, .tiktoken, "
+                    "vocab.json + merges.txt, SentencePiece .model, BERT vocab.txt). The copy "
+                    "is loaded back and must encode and decode a check text like the source, "
+                    "or nothing is written.",
+        epilog=_CONVERT_EPILOG, formatter_class=_Formatter,
+    )
+    p.add_argument("source", metavar="SOURCE",
+                   help="a tokenizer file or folder, or a name such as cl100k_base")
+    p.add_argument("target", metavar="TARGET",
+                   help="where to write; the name decides the format (.json, .tiktoken, "
+                        "vocab.json, .model, vocab.txt, or a folder for tokenizer.json)")
+    p.add_argument("--format", choices=("tokenizer.json", "tiktoken", "vocab.json", "model",
+                                        "vocab.txt"),
+                   help="the format, when the target's name does not say it")
+    p.add_argument("--check-file", action="append", metavar="FILE",
+                   help="check with this UTF-8 text instead of the built-in sample (repeatable)")
+    p.set_defaults(func=cmd_convert)
 
     # inspect
     p = sub.add_parser(

@@ -2,7 +2,8 @@
 
 The byte-level BPE family has three common files: tiktoken rank files
 (``*.tiktoken``), Hugging Face ``tokenizer.json``, and GPT-2's
-``vocab.json`` + ``merges.txt``. :func:`convert` loads one, writes another,
+``vocab.json`` + ``merges.txt``; SentencePiece models are ``.model`` files
+and BERT's vocabularies ``vocab.txt``. :func:`convert` loads one, writes another,
 loads what it wrote and checks that both encode a check text to the same ids
 and decode them to the same text; only then is the file put in place::
 
@@ -50,7 +51,7 @@ __all__ = [
     "SAMPLE_TEXT",
 ]
 
-Format = Literal["tokenizer.json", "tiktoken", "vocab.json"]
+Format = Literal["tokenizer.json", "tiktoken", "vocab.json", "model", "vocab.txt"]
 
 
 class NotEquivalentError(TokenizerError):
@@ -238,22 +239,30 @@ def _format_of(dst: Path, explicit: str | None) -> Format:
     if explicit is not None:
         aliases = {"json": "tokenizer.json", "tokenizer.json": "tokenizer.json",
                    "tiktoken": "tiktoken", "vocab.json": "vocab.json",
-                   "vocab_merges": "vocab.json", "gpt2": "vocab.json"}
+                   "vocab_merges": "vocab.json", "gpt2": "vocab.json", "model": "model",
+                   "sentencepiece": "model", ".model": "model", "vocab.txt": "vocab.txt",
+                   "bert": "vocab.txt", "wordpiece": "vocab.txt"}
         if explicit not in aliases:
             raise ConversionError(
-                f"unknown format {explicit!r}; use 'tokenizer.json', 'tiktoken' or 'vocab.json'"
+                f"unknown format {explicit!r}; use 'tokenizer.json', 'tiktoken', 'vocab.json', "
+                f"'model' (SentencePiece) or 'vocab.txt' (BERT WordPiece)"
             )
         return aliases[explicit]  # type: ignore[return-value]
     name = dst.name.lower()
     if name.endswith(".tiktoken"):
         return "tiktoken"
+    if name.endswith(".model"):
+        return "model"
+    if name.endswith("vocab.txt"):
+        return "vocab.txt"
     if name == "vocab.json" or name.endswith("-vocab.json") or name.endswith("merges.txt"):
         return "vocab.json"
     if name.endswith(".json") or dst.is_dir() or str(dst).endswith(("/", os.sep)):
         return "tokenizer.json"
     raise ConversionError(
         f"{dst}: cannot tell the format from the name; end it in .json (tokenizer.json), "
-        f".tiktoken, vocab.json (with merges.txt beside it), or pass format="
+        f".tiktoken, vocab.json (with merges.txt beside it), .model (SentencePiece), "
+        f"vocab.txt (BERT), or pass format="
     )
 
 
@@ -296,6 +305,16 @@ def _write_and_reload(tok: Tokenizer, staged: list[Path], fmt: Format) -> Tokeni
     if fmt == "tokenizer.json":
         hf_json.save(tok, staged[0])
         return hf_json.load(staged[0])
+    if fmt == "model":
+        from .formats import sentencepiece
+
+        sentencepiece.save(tok, staged[0])
+        return sentencepiece.load(staged[0])
+    if fmt == "vocab.txt":
+        from .formats import bert
+
+        bert.save_vocab_txt(tok, staged[0])
+        return bert.load_vocab_txt(staged[0], **_bert_options(tok))
     if fmt == "vocab.json":
         vocab, merges = staged
         prefix = vocab.name[: -len("-vocab.json")] if vocab.name != "vocab.json" else None
@@ -314,6 +333,27 @@ def _write_and_reload(tok: Tokenizer, staged: list[Path], fmt: Format) -> Tokeni
     return tt.load(staged[0], pattern=pattern or "", special_tokens=tok.special_tokens)
 
 
+def _bert_options(tok: Tokenizer) -> dict[str, object]:
+    """The ``load_vocab_txt`` options that rebuild ``tok``'s BERT pipeline (a
+    ``vocab.txt`` holds only the vocabulary; the rest must come from somewhere)."""
+    import json
+
+    spec = json.loads(tok.to_str(pretty=False))
+    norm = spec.get("normalizer") or {}
+    model = spec.get("model") or {}
+    options: dict[str, object] = {}
+    if norm.get("type") == "BertNormalizer":
+        options.update(lowercase=bool(norm.get("lowercase", True)),
+                       strip_accents=norm.get("strip_accents"),
+                       tokenize_chinese_chars=bool(norm.get("handle_chinese_chars", True)),
+                       clean_text=bool(norm.get("clean_text", True)))
+    if model.get("type") == "WordPiece":
+        options.update(unk_token=model.get("unk_token", "[UNK]"),
+                       continuing_subword_prefix=model.get("continuing_subword_prefix", "##"),
+                       max_input_chars_per_word=model.get("max_input_chars_per_word", 100))
+    return options
+
+
 def convert(
     src: str | os.PathLike[str] | Tokenizer,
     dst: str | os.PathLike[str],
@@ -326,8 +366,12 @@ def convert(
 
     ``dst`` ending in ``.tiktoken`` writes a rank file; ``vocab.json`` (or
     ``<prefix>-vocab.json``, or ``merges.txt``) writes the ``vocab.json`` +
-    ``merges.txt`` pair side by side; any other ``.json`` or a folder writes
-    ``tokenizer.json``. ``format=`` ("tokenizer.json", "tiktoken", "vocab.json")
+    ``merges.txt`` pair side by side; ``.model`` a SentencePiece model (for
+    tokenizers read from one, or trained with ``model="unigram"`` /
+    ``"sentencepiece-bpe"``); ``vocab.txt`` a BERT vocabulary (WordPiece; the
+    copy is read back with the source's normalizer options); any other
+    ``.json`` or a folder writes ``tokenizer.json``. ``format=``
+    ("tokenizer.json", "tiktoken", "vocab.json", "model", "vocab.txt")
     overrides the name.
 
     The file is written in a temporary folder beside ``dst``, loaded back and
@@ -398,4 +442,10 @@ def _hint(fmt: Format) -> str:
             "a .tiktoken file carries ranks only: no normalizer, no added tokens beyond the "
             "special tokens, and the pattern its name implies; write tokenizer.json instead"
         )
+    if fmt == "model":
+        return ("a .model file holds SentencePiece pipelines only (a .model read or trained "
+                "here, or its tokenizer.json); write tokenizer.json instead")
+    if fmt == "vocab.txt":
+        return ("vocab.txt holds a WordPiece vocabulary only, read back as BERT's pipeline; "
+                "write tokenizer.json instead")
     return "tokenizer.json should carry every component; please report this as a bug"
