@@ -355,3 +355,20 @@ def test_numpy(pair) -> None:
     arr = facade.encode_to_numpy("hello world 分词")
     assert arr.dtype == np.uint32
     assert arr.tolist() == real.encode("hello world 分词")
+
+
+def test_runs_of_one_character_every_length_near_the_shortcut(pair) -> None:
+    """Runs of 8 KB and more are encoded from short probes (the middle of a run
+    repeats one token): every length modulo the period, against tiktoken."""
+    facade, real = pair
+    rng = random.Random(5)
+    for ch in ["a", " ", "中", "\n", "é", "😀", "!", "ー", "\t", "Z"]:
+        unit = len(ch.encode())
+        first = -(-8192 // unit)
+        lengths = list(range(first - 2, first + 130)) + [rng.randrange(first, 300_000)
+                                                          for _ in range(4)]
+        for m in lengths:
+            text = ch * m
+            assert facade.encode_ordinary(text) == real.encode_ordinary(text), (ch, m)
+        around = "x" + ch * lengths[-1] + "y"
+        assert facade.encode_ordinary(around) == real.encode_ordinary(around), ch

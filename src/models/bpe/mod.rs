@@ -18,6 +18,19 @@ const NONE: u32 = u32::MAX;
 type PieceCache = FxHashMap<Box<[u8]>, Box<[(u32, u32)]>>;
 const CACHE_CAPACITY: usize = 200_000;
 const CACHE_MAX_PIECE: usize = 128;
+/// Pieces this long that repeat one character take `encode_run`.
+const RUN_MIN: usize = 8192;
+
+/// The byte length of the character `piece` repeats, if it is one repeated.
+fn run_unit(piece: &[u8]) -> Option<usize> {
+    let unit = match piece.first()? {
+        b if b & 0x80 == 0 => 1,
+        b if b & 0xE0 == 0xC0 => 2,
+        b if b & 0xF0 == 0xE0 => 3,
+        _ => 4,
+    };
+    (piece.len().is_multiple_of(unit) && piece[unit..] == piece[..piece.len() - unit]).then_some(unit)
+}
 
 pub struct Bpe {
     pub(crate) vocab: FxHashMap<Vec<u8>, u32>,
@@ -539,10 +552,63 @@ impl Bpe {
         }
     }
 
+    /// A long run of one character (`"a" × 10⁶`, spaces, `"中" × 10⁶`):
+    /// encoded from three short runs of the same length modulo the period.
+    ///
+    /// Merging is leftmost-first, so the middle of a run is cut into one
+    /// repeated token `T` aligned from the left, and the ends are settled
+    /// within a few tokens of them; a run `p` characters longer (`p` = the
+    /// characters of `T`) encodes as the same tokens with one more `T` in the
+    /// middle. That step is checked on the short runs `n`, `n + p`,
+    /// `n + 2p` and `n + 3p` (each encoded by the ordinary merge) before it is
+    /// extrapolated to the run's length; when any check fails, `false` is
+    /// returned and the caller merges the whole run.
+    fn encode_run(&self, piece: &[u8], unit: usize, out: &mut Vec<(u32, u32)>, syms: &mut Vec<(u32, u32)>) -> bool {
+        const BASE: usize = 1024; // characters in the shortest probe
+        const MAX_PERIOD: usize = 256;
+        let m = piece.len() / unit;
+        let mut probe = |n: usize| {
+            let mut v = Vec::new();
+            self.encode_merging(&piece[..n * unit], &mut v, syms);
+            v
+        };
+        let first = probe(BASE);
+        let (t_id, t_len) = first[first.len() / 2];
+        let t_len = t_len as usize;
+        if t_len == 0 || !t_len.is_multiple_of(unit) || t_len / unit > MAX_PERIOD {
+            return false;
+        }
+        let p = t_len / unit;
+        let n = BASE + (m - BASE) % p;
+        let a = probe(n);
+        let b = probe(n + p);
+        // where the longer run has its extra T: the first token that differs
+        let i = (0..a.len()).find(|&k| a[k] != b[k]).unwrap_or(a.len());
+        let with = |k: usize| -> Vec<(u32, u32)> {
+            let mut v = Vec::with_capacity(a.len() + k);
+            v.extend_from_slice(&a[..i]);
+            v.extend(std::iter::repeat_n((t_id, t_len as u32), k));
+            v.extend_from_slice(&a[i..]);
+            v
+        };
+        if i < 4 || b != with(1) || (2..=3).any(|k| probe(n + k * p) != with(k)) {
+            return false;
+        }
+        out.extend(with((m - n) / p));
+        true
+    }
+
     /// `encode_piece` after the whole-piece lookup: the piece cache, else
     /// the merges (`syms`: a scratch buffer).
     fn encode_merging(&self, piece: &[u8], out: &mut Vec<(u32, u32)>, syms: &mut Vec<(u32, u32)>) {
         let no_dropout = self.dropout.is_none_or(|d| d <= 0.0);
+        if no_dropout && piece.len() >= RUN_MIN && self.merges_from_bytes() {
+            if let Some(unit) = run_unit(piece) {
+                if self.encode_run(piece, unit, out, syms) {
+                    return;
+                }
+            }
+        }
         let use_cache = no_dropout && piece.len() <= CACHE_MAX_PIECE;
         if use_cache {
             if let Ok(cache) = self.cache.try_read() {
