@@ -11,15 +11,13 @@ exactly as tokensmith does, and as ``tokenizer.json``.
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Literal, TextIO
 
-from . import _core
-from .corpus import Files, expand, feed_files, feed_texts
-from .errors import ConfigError, EmptyCorpusError, VocabSizeError
+from .corpus import Files, count_corpus
+from .errors import ConfigError, VocabSizeError
 from .formats import sentencepiece as spm
 from .tokenizer import Tokenizer
 
@@ -45,8 +43,7 @@ def _count(
     verbose: bool,
     out: TextIO,
 ) -> Any:
-    if files is None and texts is None:
-        raise ConfigError("give files (paths, folders or globs) or texts=[...] to train on")
+    """Words as SentencePiece reads them: each line normalized on its own, cut before `▁`."""
     normalizer = {
         "type": "SentencePiece",
         "precompiled_charsmap": None,
@@ -61,27 +58,8 @@ def _count(
         "behavior": "MergedWithPrevious" if treat_whitespace_as_suffix else "MergedWithNext",
         "invert": False,
     }
-    t0 = time.monotonic()
-    counter = _core.WordCounter(
-        json.dumps({"normalizer": normalizer, "pre_tokenizer": pre, "lines": True})
-    )
-    n_bytes = 0
-    if files is not None:
-        paths = expand(files)
-        if verbose:
-            print(f"counting words in {len(paths)} file(s) …", file=out)
-        n_bytes += feed_files(counter, paths, errors)
-    if texts is not None:
-        if isinstance(texts, str):
-            raise ConfigError("texts must be an iterable of strings, not one string; "
-                              "wrap it: texts=[text]")
-        n_bytes += feed_texts(counter, texts)
-    if counter.distinct == 0:
-        raise EmptyCorpusError("the corpus is empty: there is no text to train on")
-    if verbose:
-        print(f"{n_bytes:,} bytes, {counter.distinct:,} distinct words "
-              f"({time.monotonic() - t0:.1f} s)", file=out)
-    return counter
+    return count_corpus({"normalizer": normalizer, "pre_tokenizer": pre, "lines": True},
+                        files, texts, errors, verbose=verbose, out=out, what="words")
 
 
 def _check_common(vocab_size: Any, character_coverage: float, max_piece_length: int,

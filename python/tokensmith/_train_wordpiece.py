@@ -11,9 +11,8 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Literal, TextIO
 
-from . import _core
-from .corpus import Files, expand, feed_files, feed_texts
-from .errors import ConfigError, EmptyCorpusError, VocabSizeError
+from .corpus import Files, count_corpus
+from .errors import ConfigError, VocabSizeError
 from .tokenizer import Tokenizer
 
 __all__ = ["train_wordpiece"]
@@ -100,24 +99,8 @@ def train_wordpiece(
                   "handle_chinese_chars": handle_chinese_chars,
                   "strip_accents": strip_accents, "lowercase": lowercase}
     pre = {"type": "BertPreTokenizer"}
-    t0 = time.monotonic()
-    counter = _core.WordCounter(json.dumps({"normalizer": normalizer, "pre_tokenizer": pre}))
-    n_bytes = 0
-    if files is not None:
-        paths = expand(files)
-        if verbose:
-            print(f"counting words in {len(paths)} file(s) …", file=out)
-        n_bytes += feed_files(counter, paths, errors)
-    if texts is not None:
-        if isinstance(texts, str):
-            raise ConfigError("texts must be an iterable of strings, not one string; "
-                              "wrap it: texts=[text]")
-        n_bytes += feed_texts(counter, texts)
-    if counter.distinct == 0:
-        raise EmptyCorpusError("the corpus is empty: there is no text to train on")
-    if verbose:
-        print(f"{n_bytes:,} bytes, {counter.distinct:,} distinct words "
-              f"({time.monotonic() - t0:.1f} s)", file=out)
+    counter = count_corpus({"normalizer": normalizer, "pre_tokenizer": pre}, files, texts,
+                           errors, verbose=verbose, out=out, what="words")
 
     show_bar = verbose if progress is None else progress
     bar = None

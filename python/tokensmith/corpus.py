@@ -148,3 +148,47 @@ def _feed(counter: Any, batch: list[str]) -> None:
         counter.feed(
             [t.encode("utf-16", "surrogatepass").decode("utf-16", "replace") for t in batch]
         )
+
+
+def count_corpus(
+    components: dict[str, Any],
+    files: Files | None,
+    texts: Iterable[str] | None,
+    errors: str,
+    *,
+    verbose: bool = False,
+    out: Any = None,
+    what: str = "pieces",
+) -> Any:
+    """A ``_core.WordCounter`` for the pipeline ``components`` (normalizer,
+    pre-tokenizer, ``lines``) fed with ``files`` and ``texts``: what every trainer
+    starts from. Raises for a missing or empty corpus; ``verbose`` reports the
+    bytes read and the distinct ``what`` found to ``out``."""
+    import sys
+    import time
+
+    from . import _core
+    from .errors import ConfigError, EmptyCorpusError
+
+    out = out or sys.stderr
+    if files is None and texts is None:
+        raise ConfigError("give files (paths, folders or globs) or texts=[...] to train on")
+    t0 = time.monotonic()
+    counter = _core.WordCounter(json.dumps(components))
+    n_bytes = 0
+    if files is not None:
+        paths = expand(files)
+        if verbose:
+            print(f"counting words in {len(paths)} file(s) …", file=out)
+        n_bytes += feed_files(counter, paths, errors)
+    if texts is not None:
+        if isinstance(texts, str):
+            raise ConfigError("texts must be an iterable of strings, not one string; "
+                              "wrap it: texts=[text]")
+        n_bytes += feed_texts(counter, texts)
+    if counter.distinct == 0:
+        raise EmptyCorpusError("the corpus is empty: there is no text to train on")
+    if verbose:
+        print(f"{n_bytes:,} bytes, {counter.distinct:,} distinct {what} "
+              f"({time.monotonic() - t0:.1f} s)", file=out)
+    return counter

@@ -9,10 +9,9 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Literal, TextIO
 
 from . import _core, patterns
-from .corpus import Files, expand, feed_files, feed_texts
+from .corpus import Files, count_corpus
 from .errors import (
     ConfigError,
-    EmptyCorpusError,
     InvalidPatternError,
     VocabSizeError,
 )
@@ -177,25 +176,7 @@ def train_bpe(
                    if end_of_word_suffix else {"type": "Fuse"})
     components = {"normalizer": norm, "pre_tokenizer": pre}
 
-    t0 = time.monotonic()
-    counter = _core.WordCounter(json.dumps(components))
-    n_bytes = 0
-    if files is not None:
-        paths = expand(files)
-        if verbose:
-            print(f"counting words in {len(paths)} file(s) …", file=out)
-        n_bytes += feed_files(counter, paths, errors)
-    if texts is not None:
-        if isinstance(texts, str):
-            raise ConfigError("texts must be an iterable of strings, not one string; "
-                              "wrap it: texts=[text]")
-        n_bytes += feed_texts(counter, texts)
-    if counter.distinct == 0:
-        raise EmptyCorpusError("the corpus is empty: there is no text to train on")
-    t_count = time.monotonic() - t0
-    if verbose:
-        print(f"{n_bytes:,} bytes, {counter.distinct:,} distinct pieces "
-              f"({t_count:.1f} s)", file=out)
+    counter = count_corpus(components, files, texts, errors, verbose=verbose, out=out)
 
     show_bar = verbose if progress is None else progress
     bar = None
