@@ -442,3 +442,25 @@ def test_package_level_calls() -> None:
     (name,) = cmp.names
     (evaluation,) = cmp.results[name].values()
     assert evaluation.compression.tokens == len(tok.encode_ordinary("hello world"))
+
+
+def test_tokens_per_word_numpy_and_plain_agree(monkeypatch) -> None:
+    import random
+    import sys
+
+    from tokensmith.evaluate import _tokens_per_word
+
+    rng = random.Random(3)
+    for _ in range(50):
+        cuts = sorted(rng.sample(range(1, 200), 30))
+        spans = [(a, b) for a, b in zip(cuts[::2], cuts[1::2], strict=False) if b > a]
+        points = sorted({0, 200, *rng.sample(range(1, 200), 40)})
+        offsets = list(zip(points, points[1:], strict=False)) + [(5, 5)]
+        fast = _tokens_per_word(spans, offsets)
+        with monkeypatch.context() as m:
+            m.setitem(sys.modules, "numpy", None)
+            plain = _tokens_per_word(spans, offsets)
+        assert fast == plain
+        # by hand: a token counts for every word it overlaps
+        expect = [sum(1 for s, e in offsets if e > s and s < we and e > ws) for ws, we in spans]
+        assert plain == expect

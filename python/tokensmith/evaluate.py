@@ -680,22 +680,53 @@ def compression(tokenizer: TokenizerLike, texts: str | Iterable[str]) -> Compres
     return _compression(_encode(tok, _need_text(texts, "compression")))
 
 
+def _tokens_per_word(spans: Sequence[tuple[int, int]],
+                     offsets: Sequence[tuple[int, int]]) -> list[int]:
+    """How many tokens overlap each word: a token ``[s, e)`` counts for every
+    word from the first one ending after ``s`` to the last one starting before
+    ``e``. Vectorized with numpy when it is installed (a difference array over
+    the words either way)."""
+    try:
+        import numpy as np
+    except ImportError:  # pragma: no cover - numpy is a test dependency
+        np = None
+    if np is not None and offsets:
+        starts = np.fromiter((s for s, _ in spans), dtype=np.int64, count=len(spans))
+        ends = np.fromiter((e for _, e in spans), dtype=np.int64, count=len(spans))
+        tok = np.asarray(offsets, dtype=np.int64).reshape(-1, 2)
+        tok = tok[tok[:, 1] > tok[:, 0]]
+        first = np.searchsorted(ends, tok[:, 0], side="right")
+        last = np.searchsorted(starts, tok[:, 1], side="left")
+        keep = last > first
+        diff = np.zeros(len(spans) + 1, dtype=np.int64)
+        np.add.at(diff, first[keep], 1)
+        np.add.at(diff, last[keep], -1)
+        return np.cumsum(diff[:-1]).tolist()
+    starts_l = [s for s, _ in spans]
+    ends_l = [e for _, e in spans]
+    delta = [0] * (len(spans) + 1)
+    for s, e in offsets:
+        if e <= s:
+            continue
+        first_i = bisect.bisect_right(ends_l, s)  # first word ending after s
+        last_i = bisect.bisect_left(starts_l, e)  # words starting before e
+        if last_i > first_i:
+            delta[first_i] += 1
+            delta[last_i] -= 1
+    per_word, running = [], 0
+    for d in delta[:-1]:
+        running += d
+        per_word.append(running)
+    return per_word
+
+
 def _fertility(enc: _Encoded, segmenter: Segmenter | None) -> Fertility:
     n_words = n_tokens = continued = 0
     for text, offsets in zip(enc.texts, enc.offsets, strict=True):
         spans = words(text, segmenter)
         if not spans:
             continue
-        starts = [s for s, _ in spans]
-        ends = [e for _, e in spans]
-        per_word = [0] * len(spans)
-        for s, e in offsets:
-            if e <= s:
-                continue
-            first = bisect.bisect_right(ends, s)  # first word ending after s
-            last = bisect.bisect_left(starts, e)  # words starting before e
-            for w in range(first, last):
-                per_word[w] += 1
+        per_word = _tokens_per_word(spans, offsets)
         n_words += len(spans)
         n_tokens += sum(per_word)
         continued += sum(1 for c in per_word if c >= 2)
