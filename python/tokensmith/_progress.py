@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import TextIO
+from collections.abc import Callable
+from typing import Any, TextIO
 
 
 def _fmt_time(s: float) -> str:
@@ -61,3 +62,45 @@ class Progress:
         if self.tty:
             self.stream.write("\n")
             self.stream.flush()
+
+
+class TrainingEvents:
+    """What a trainer reports, routed: the user's ``callback(kind, data)`` gets
+    everything; with ``verbose`` the trace lines (``merge``, ``em``) go to
+    ``out``; with ``progress`` (default: ``verbose``) a bar counts ``unit``.
+    Pass the instance to the core trainer when :attr:`wanted`, and call
+    :meth:`close` with the final count when training ends."""
+
+    def __init__(self, verbose: bool, progress: bool | None, out: TextIO,
+                 callback: Callable[[str, tuple[Any, ...]], None] | None, unit: str) -> None:
+        self.verbose = verbose
+        self.show_bar = verbose if progress is None else progress
+        self.out = out
+        self.callback = callback
+        self.unit = unit
+        self.bar: Progress | None = None
+
+    @property
+    def wanted(self) -> bool:
+        return self.verbose or self.show_bar or self.callback is not None
+
+    def __call__(self, kind: str, data: tuple[Any, ...]) -> None:
+        if self.callback is not None:
+            self.callback(kind, data)
+        if kind == "merge" and self.verbose:
+            from .trainers import format_merge
+
+            print(format_merge(*data), file=self.out)
+        elif kind == "em" and self.verbose:
+            from ._train_sentencepiece import format_em_step
+
+            print(format_em_step(*data), file=self.out)
+        elif kind == "progress" and self.show_bar:
+            done, total = data
+            if self.bar is None:
+                self.bar = Progress(total, self.unit, self.out)
+            self.bar.update(done)
+
+    def close(self, n: int) -> None:
+        if self.bar is not None:
+            self.bar.close(n)

@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Literal, TextIO
 
+from ._progress import TrainingEvents
 from .corpus import Files, count_corpus
 from .errors import ConfigError, VocabSizeError
 from .formats import sentencepiece as spm
@@ -171,36 +172,6 @@ def _build(
     return spm.loads(proto.serialize())
 
 
-def _events(verbose: bool, progress: bool | None, out: TextIO,
-            callback: Callable[[str, tuple[Any, ...]], None] | None,
-            unit: str) -> tuple[Callable[[str, tuple[Any, ...]], None], Callable[[int], None]]:
-    show_bar = verbose if progress is None else progress
-    state: dict[str, Any] = {"bar": None}
-
-    def on_event(kind: str, data: tuple[Any, ...]) -> None:
-        if callback is not None:
-            callback(kind, data)
-        if kind == "em" and verbose:
-            print(format_em_step(*data), file=out)
-        elif kind == "merge" and verbose:
-            from .trainers import format_merge
-
-            print(format_merge(*data), file=out)
-        elif kind == "progress" and show_bar:
-            done, total = data
-            if state["bar"] is None:
-                from ._progress import Progress
-
-                state["bar"] = Progress(total, unit, out)
-            state["bar"].update(done)
-
-    def close(n: int) -> None:
-        if state["bar"] is not None:
-            state["bar"].close(n)
-
-    return on_event, close
-
-
 def train_unigram(
     files: Files | None = None,
     *,
@@ -270,14 +241,14 @@ def train_unigram(
                      remove_extra_whitespaces=remove_extra_whitespaces,
                      treat_whitespace_as_suffix=treat_whitespace_as_suffix,
                      errors=errors, verbose=verbose, out=out)
-    on_event, close = _events(verbose, progress, out, callback, "‰ of pruning")
+    events = TrainingEvents(verbose, progress, out, callback, "‰ of pruning")
     t1 = time.monotonic()
     learned, dropped = counter.train_unigram(
         vocab_size - len(meta), character_coverage, max_piece_length, seed_size,
         shrinking_factor, num_sub_iterations, hard_vocab_limit, split_by_unicode_script,
-        split_by_number, split_digits, treat_whitespace_as_suffix, False, on_event,
+        split_by_number, split_digits, treat_whitespace_as_suffix, False, events,
     )
-    close(1000)
+    events.close(1000)
     tok = _build(
         spm.UNIGRAM, meta, learned, vocab_size=vocab_size, byte_fallback=byte_fallback,
         character_coverage=character_coverage, max_piece_length=max_piece_length,
@@ -354,7 +325,7 @@ def train_sentencepiece_bpe(
                      remove_extra_whitespaces=remove_extra_whitespaces,
                      treat_whitespace_as_suffix=treat_whitespace_as_suffix,
                      errors=errors, verbose=verbose, out=out)
-    on_event, close = _events(verbose, progress, out, callback, "merges")
+    events = TrainingEvents(verbose, progress, out, callback, "merges")
     want = vocab_size - len(meta)
     # a merged string can arise twice (ab+c, a+bc): ask for a few more, keep the first
     slack = 16 + want // 100
@@ -362,7 +333,7 @@ def train_sentencepiece_bpe(
     alphabet, merged = counter.train_sentencepiece_bpe(
         want + slack, character_coverage, max_piece_length, split_by_unicode_script,
         split_by_number, split_digits, treat_whitespace_as_suffix, False,
-        trace if verbose or callback else 0, on_event,
+        trace if verbose or callback else 0, events,
     )
     if len(alphabet) > want:
         raise VocabSizeError(
@@ -381,7 +352,7 @@ def train_sentencepiece_bpe(
         pieces.append(p)
         if len(pieces) + len(alphabet) >= want:
             break
-    close(len(pieces))
+    events.close(len(pieces))
     if len(pieces) + len(alphabet) < want and hard_vocab_limit:
         raise VocabSizeError(
             f"the corpus gives only {len(pieces) + len(alphabet) + len(meta)} pieces, fewer than "

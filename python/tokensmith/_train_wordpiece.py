@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Literal, TextIO
 
+from ._progress import TrainingEvents
 from .corpus import Files, count_corpus
 from .errors import ConfigError, VocabSizeError
 from .tokenizer import Tokenizer
@@ -102,24 +103,7 @@ def train_wordpiece(
     counter = count_corpus({"normalizer": normalizer, "pre_tokenizer": pre}, files, texts,
                            errors, verbose=verbose, out=out, what="words")
 
-    show_bar = verbose if progress is None else progress
-    bar = None
-
-    def on_event(kind: str, data: tuple[Any, ...]) -> None:
-        nonlocal bar
-        if callback is not None:
-            callback(kind, data)
-        if kind == "merge" and verbose:
-            from .trainers import format_merge
-
-            print(format_merge(*data), file=out)
-        elif kind == "progress" and show_bar:
-            done, total = data
-            if bar is None:
-                from ._progress import Progress
-
-                bar = Progress(total, "tokens", out)
-            bar.update(done)
+    events = TrainingEvents(verbose, progress, out, callback, "tokens")
 
     t1 = time.monotonic()
     tokens, alphabet, merges = counter.train_wordpiece(
@@ -129,10 +113,9 @@ def train_wordpiece(
         continuing_subword_prefix,
         max_input_chars_per_word,
         trace if verbose or callback else 0,
-        on_event if (verbose or callback or show_bar) else None,
+        events if events.wanted else None,
     )
-    if bar is not None:
-        bar.close(len(tokens) - alphabet)
+    events.close(len(tokens) - alphabet)
     vocab: dict[str, int] = {s: i for i, s in enumerate(specials)}
     for t in tokens:
         vocab.setdefault(t, len(vocab))

@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Literal, TextIO
 
 from . import _core, patterns
+from ._progress import TrainingEvents
 from .corpus import Files, count_corpus
 from .errors import (
     ConfigError,
@@ -178,22 +179,7 @@ def train_bpe(
 
     counter = count_corpus(components, files, texts, errors, verbose=verbose, out=out)
 
-    show_bar = verbose if progress is None else progress
-    bar = None
-
-    def on_event(kind: str, data: tuple[Any, ...]) -> None:
-        nonlocal bar
-        if callback is not None:
-            callback(kind, data)
-        if kind == "merge" and verbose:
-            print(format_merge(*data), file=out)
-        elif kind == "progress" and show_bar:
-            done, total = data
-            if bar is None:
-                from ._progress import Progress
-
-                bar = Progress(total, "merges", out)
-            bar.update(done)
+    events = TrainingEvents(verbose, progress, out, callback, "merges")
 
     target = vocab_size - len(specials)
     t1 = time.monotonic()
@@ -206,10 +192,9 @@ def train_bpe(
         None if byte_level else end_of_word_suffix,
         limit_alphabet,
         trace if verbose or callback else 0,
-        on_event if (verbose or callback or show_bar) else None,
+        events if events.wanted else None,
     )
-    if bar is not None:
-        bar.close(len(trained.merges()))
+    events.close(len(trained.merges()))
     base = trained.alphabet_size + len(trained.merges())
     added = [
         {"id": base + i, "content": s, "single_word": False, "lstrip": False, "rstrip": False,

@@ -275,76 +275,19 @@ impl PreTokenize for PreTokenizer {
     }
 }
 
-impl PreTokenizer {
-    /// The split regex when this is one regex split (with `Isolated`
-    /// behaviour) plus byte-level mapping, as tiktoken encodings have.
-    pub fn split_regex(&self) -> Option<String> {
-        let regex_of = |p: &PreTokenizer| match p {
-            PreTokenizer::Split {
-                pattern: Pattern::Regex { source, .. },
-                behavior: SplitBehavior::Isolated,
-                invert: false,
-            } => Some(source.clone()),
-            PreTokenizer::ByteLevel {
-                use_regex: true,
-                add_prefix_space: false,
-                ..
-            } => Some(GPT2_PATTERN.to_string()),
-            _ => None,
-        };
-        match self {
-            PreTokenizer::Sequence { pretokenizers } => {
-                let mut found = None;
-                for p in pretokenizers {
-                    match p {
-                        PreTokenizer::ByteLevel {
-                            use_regex: false,
-                            add_prefix_space: false,
-                            ..
-                        } => {}
-                        other => {
-                            if found.is_some() {
-                                return None;
-                            }
-                            found = Some(regex_of(other)?);
-                        }
-                    }
-                }
-                found
-            }
-            other => regex_of(other),
-        }
-    }
+/// What the sole splitter of a pre-tokenizer cuts by.
+enum SplitPattern<'a> {
+    Own(&'a Pattern),
+    /// `ByteLevel` with its regex: GPT-2's pattern.
+    Gpt2,
+}
 
-    /// The hand-written scanner, when this pre-tokenizer is one split by a
-    /// known pattern (as [`PreTokenizer::split_regex`] finds it) whose
-    /// pieces are exactly the scanner's.
-    pub fn scanner(&self) -> Option<&crate::scanner::Scanner> {
-        use crate::pattern::Engine;
-        fn scanner_of(p: &Pattern) -> Option<&crate::scanner::Scanner> {
-            match p {
-                Pattern::Regex { re, .. } => match re.as_ref() {
-                    Engine::Scan(s) => Some(s),
-                    _ => None,
-                },
-                Pattern::Literal(_) => None,
-            }
-        }
-        fn own(p: &PreTokenizer) -> Option<&crate::scanner::Scanner> {
-            match p {
-                PreTokenizer::Split {
-                    pattern,
-                    behavior: SplitBehavior::Isolated,
-                    invert: false,
-                } => scanner_of(pattern),
-                PreTokenizer::ByteLevel {
-                    use_regex: true,
-                    add_prefix_space: false,
-                    ..
-                } => scanner_of(gpt2_pattern()),
-                _ => None,
-            }
-        }
+impl PreTokenizer {
+    /// The one component that cuts the text, when this pre-tokenizer is a
+    /// single splitter, possibly in a sequence with byte-level mapping that
+    /// does not split (`ByteLevel` without its regex): the shape tiktoken
+    /// encodings have.
+    fn sole_splitter(&self) -> Option<&PreTokenizer> {
         match self {
             PreTokenizer::Sequence { pretokenizers } => {
                 let mut found = None;
@@ -360,13 +303,59 @@ impl PreTokenizer {
                             if found.is_some() {
                                 return None;
                             }
-                            found = Some(own(other)?);
+                            found = Some(other);
                         }
                     }
                 }
                 found
             }
-            other => own(other),
+            other => Some(other),
+        }
+    }
+
+    /// The pattern of the sole splitter, when it is a regex split with
+    /// `Isolated` behaviour or GPT-2's byte-level regex.
+    fn sole_split_pattern(&self) -> Option<SplitPattern<'_>> {
+        match self.sole_splitter()? {
+            PreTokenizer::Split {
+                pattern: pattern @ Pattern::Regex { .. },
+                behavior: SplitBehavior::Isolated,
+                invert: false,
+            } => Some(SplitPattern::Own(pattern)),
+            PreTokenizer::ByteLevel {
+                use_regex: true,
+                add_prefix_space: false,
+                ..
+            } => Some(SplitPattern::Gpt2),
+            _ => None,
+        }
+    }
+
+    /// The split regex when this is one regex split (with `Isolated`
+    /// behaviour) plus byte-level mapping, as tiktoken encodings have.
+    pub fn split_regex(&self) -> Option<String> {
+        match self.sole_split_pattern()? {
+            SplitPattern::Own(Pattern::Regex { source, .. }) => Some(source.clone()),
+            SplitPattern::Own(Pattern::Literal(_)) => None,
+            SplitPattern::Gpt2 => Some(GPT2_PATTERN.to_string()),
+        }
+    }
+
+    /// The hand-written scanner, when this pre-tokenizer is one split by a
+    /// known pattern (as [`PreTokenizer::split_regex`] finds it) whose
+    /// pieces are exactly the scanner's.
+    pub fn scanner(&self) -> Option<&crate::scanner::Scanner> {
+        use crate::pattern::Engine;
+        let pattern = match self.sole_split_pattern()? {
+            SplitPattern::Own(p) => p,
+            SplitPattern::Gpt2 => gpt2_pattern(),
+        };
+        match pattern {
+            Pattern::Regex { re, .. } => match re.as_ref() {
+                Engine::Scan(s) => Some(s),
+                _ => None,
+            },
+            Pattern::Literal(_) => None,
         }
     }
 

@@ -254,30 +254,16 @@ pub fn train(
         list.dedup();
         deltas.clear();
         new_pairs.clear();
-        for &wi in &list {
-            let w = &mut words[wi as usize];
-            let c = wcounts[wi as usize] as i64;
-            let mut i = 0;
-            while i + 1 < w.len() {
-                if w[i] == a && w[i + 1] == b {
-                    if i > 0 {
-                        let left = w[i - 1];
-                        *deltas.entry((left, a)).or_insert(0) -= c;
-                        *deltas.entry((left, new_id)).or_insert(0) += c;
-                        new_pairs.entry((left, new_id)).or_default().push(wi);
-                    }
-                    if i + 2 < w.len() {
-                        let right = w[i + 2];
-                        *deltas.entry((b, right)).or_insert(0) -= c;
-                        *deltas.entry((new_id, right)).or_insert(0) += c;
-                        new_pairs.entry((new_id, right)).or_default().push(wi);
-                    }
-                    w[i] = new_id;
-                    w.remove(i + 1);
-                }
-                i += 1;
-            }
-        }
+        super::apply_merge(
+            &mut words,
+            &wcounts,
+            &list,
+            pair,
+            new_id,
+            &mut deltas,
+            &mut new_pairs,
+            |_| {},
+        );
         pair_counts.remove(&pair);
         let mut touched: Vec<(Pair, i64)> = deltas.drain().filter(|(_, d)| *d != 0).collect();
         touched.sort_unstable();

@@ -320,34 +320,23 @@ pub fn train(
         deltas.clear();
         sym_deltas.clear();
         new_pairs.clear();
-        for &wi in &list {
-            let w = &mut words[wi as usize];
-            let c = wcounts[wi as usize] as i64;
-            let mut i = 0;
-            while i + 1 < w.len() {
-                if w[i] == a && w[i + 1] == b {
-                    *deltas.entry((a, b)).or_insert(0) -= c;
-                    if i > 0 {
-                        let l = w[i - 1];
-                        *deltas.entry((l, a)).or_insert(0) -= c;
-                        *deltas.entry((l, t)).or_insert(0) += c;
-                        new_pairs.entry((l, t)).or_default().push(wi);
-                    }
-                    if i + 2 < w.len() {
-                        let r = w[i + 2];
-                        *deltas.entry((b, r)).or_insert(0) -= c;
-                        *deltas.entry((t, r)).or_insert(0) += c;
-                        new_pairs.entry((t, r)).or_default().push(wi);
-                    }
-                    *sym_deltas.entry(a).or_insert(0) -= c;
-                    *sym_deltas.entry(b).or_insert(0) -= c;
-                    *sym_deltas.entry(t).or_insert(0) += c;
-                    w[i] = t;
-                    w.remove(i + 1);
-                }
-                i += 1;
-            }
-        }
+        let mut merged_count = 0i64;
+        super::apply_merge(
+            &mut words,
+            &wcounts,
+            &list,
+            (a, b),
+            t,
+            &mut deltas,
+            &mut new_pairs,
+            |c| {
+                merged_count += c;
+                *sym_deltas.entry(a).or_insert(0) -= c;
+                *sym_deltas.entry(b).or_insert(0) -= c;
+                *sym_deltas.entry(t).or_insert(0) += c;
+            },
+        );
+        *deltas.entry((a, b)).or_insert(0) -= merged_count;
         let mut changed_syms: Vec<(u32, i64)> = sym_deltas.drain().filter(|(_, d)| *d != 0).collect();
         changed_syms.sort_unstable();
         for &(s, d) in &changed_syms {
