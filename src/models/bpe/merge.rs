@@ -11,9 +11,22 @@ use std::collections::BinaryHeap;
 
 type Merges = FxHashMap<(u32, u32), (u32, u32)>;
 
+/// Where merges are looked up.
+pub trait PairLookup {
+    /// The merge of `a` followed by `b`: (rank, merged id).
+    fn pair(&self, a: u32, b: u32) -> Option<(u32, u32)>;
+}
+
+impl PairLookup for Merges {
+    #[inline(always)]
+    fn pair(&self, a: u32, b: u32) -> Option<(u32, u32)> {
+        self.get(&(a, b)).copied()
+    }
+}
+
 const SHORT: usize = 48;
 
-pub fn merge_symbols(syms: &mut Vec<(u32, u32)>, merges: &Merges, dropout: Option<f32>) {
+pub fn merge_symbols(syms: &mut Vec<(u32, u32)>, merges: &impl PairLookup, dropout: Option<f32>) {
     if syms.len() < 2 {
         return;
     }
@@ -31,9 +44,9 @@ const NO_MERGE: i32 = i32::MAX;
 
 /// A pair's merge for the scan: (rank, merged id), `NO_MERGE` when none.
 #[inline(always)]
-fn lookup(merges: &Merges, a: u32, b: u32) -> (i32, u32) {
-    match merges.get(&(a, b)) {
-        Some(&(rank, id)) if rank < NO_MERGE as u32 => (rank as i32, id),
+fn lookup(merges: &impl PairLookup, a: u32, b: u32) -> (i32, u32) {
+    match merges.pair(a, b) {
+        Some((rank, id)) if rank < NO_MERGE as u32 => (rank as i32, id),
         _ => (NO_MERGE, 0),
     }
 }
@@ -73,7 +86,7 @@ impl Pairs {
 
 /// The short-sequence merge: each step a linear scan for the lowest rank
 /// (a plain minimum over an integer array, which compiles to vector code).
-fn merge_scan(syms: &mut Vec<(u32, u32)>, merges: &Merges) {
+fn merge_scan(syms: &mut Vec<(u32, u32)>, merges: &impl PairLookup) {
     if syms.len() > SHORT {
         return merge_heap(syms, merges, 0.0);
     }
@@ -91,7 +104,7 @@ pub fn merge_bytes(
     piece: &[u8],
     byte_ids: &[u32; 256],
     table: &[(i32, u32)],
-    merges: &Merges,
+    merges: &impl PairLookup,
     syms: &mut Vec<(u32, u32)>,
 ) -> bool {
     if piece.len() > SHORT {
@@ -110,28 +123,52 @@ pub fn merge_bytes(
 }
 
 /// Merge the lowest pair, leftmost first, until no pair merges.
-fn scan_loop(syms: &mut Vec<(u32, u32)>, pairs: &mut Pairs, merges: &Merges) {
-    let mut n = syms.len() - 1;
-    while n > 0 {
-        let live = &pairs.rank[..n];
-        let best = live.iter().copied().min().unwrap_or(NO_MERGE);
+///
+/// Merged-away symbols stay in place with the rank `NO_MERGE` and are
+/// skipped through `next`/`prev` links, so a step moves no memory: it is a
+/// minimum over the ranks (vector code) and the two lookups of the new pairs.
+fn scan_loop(syms: &mut Vec<(u32, u32)>, pairs: &mut Pairs, merges: &impl PairLookup) {
+    let n = syms.len();
+    debug_assert!((2..=SHORT).contains(&n));
+    const NIL: u8 = u8::MAX;
+    let mut next = [0u8; SHORT];
+    let mut prev = [NIL; SHORT];
+    for i in 0..n {
+        next[i] = (i + 1) as u8;
+        prev[i] = if i == 0 { NIL } else { (i - 1) as u8 };
+    }
+    let live = n - 1;
+    loop {
+        let ranks = &pairs.rank[..live];
+        let best = ranks.iter().copied().min().unwrap_or(NO_MERGE);
         if best == NO_MERGE {
             break;
         }
-        // the leftmost pair of the lowest rank
-        let i = live.iter().position(|&r| r == best).unwrap_or(0);
-        syms[i] = (pairs.id[i], syms[i].1 + syms[i + 1].1);
-        syms.remove(i + 1);
-        pairs.rank.copy_within(i + 1..n, i);
-        pairs.id.copy_within(i + 1..n, i);
-        n -= 1;
-        if i > 0 {
-            pairs.set(i - 1, lookup(merges, syms[i - 1].0, syms[i].0));
+        // the leftmost pair of the lowest rank (dead pairs rank NO_MERGE)
+        let i = ranks.iter().position(|&r| r == best).unwrap_or(0);
+        let j = next[i] as usize;
+        syms[i] = (pairs.id[i], syms[i].1 + syms[j].1);
+        pairs.rank[j] = NO_MERGE;
+        let k = next[j] as usize;
+        next[i] = k as u8;
+        if k < n {
+            prev[k] = i as u8;
+            pairs.set(i, lookup(merges, syms[i].0, syms[k].0));
+        } else {
+            pairs.rank[i] = NO_MERGE;
         }
-        if i < n {
-            pairs.set(i, lookup(merges, syms[i].0, syms[i + 1].0));
+        if prev[i] != NIL {
+            let p = prev[i] as usize;
+            pairs.set(p, lookup(merges, syms[p].0, syms[i].0));
         }
     }
+    let (mut w, mut i) = (0, 0);
+    while i < n {
+        syms[w] = syms[i];
+        w += 1;
+        i = next[i] as usize;
+    }
+    syms.truncate(w);
 }
 
 struct XorShift(u64);
@@ -154,7 +191,7 @@ fn seed() -> u64 {
     (t ^ COUNTER.fetch_add(0x9E37_79B9_7F4A_7C15, Ordering::Relaxed)) | 1
 }
 
-fn merge_heap(syms: &mut Vec<(u32, u32)>, merges: &Merges, dropout: f32) {
+fn merge_heap(syms: &mut Vec<(u32, u32)>, merges: &impl PairLookup, dropout: f32) {
     let n = syms.len();
     // Heap keys pack (rank, position): lower rank first, then leftmost. The
     // merged id is looked up again when an entry is popped, which also tells
@@ -164,7 +201,7 @@ fn merge_heap(syms: &mut Vec<(u32, u32)>, merges: &Merges, dropout: f32) {
     let mut next: Vec<u32> = (1..=n as u32).collect();
     let mut heap: BinaryHeap<Reverse<u64>> = BinaryHeap::with_capacity(n);
     for i in 0..n - 1 {
-        if let Some(&(rank, _)) = merges.get(&(syms[i].0, syms[i + 1].0)) {
+        if let Some((rank, _)) = merges.pair(syms[i].0, syms[i + 1].0) {
             heap.push(key(rank, i));
         }
     }
@@ -181,7 +218,7 @@ fn merge_heap(syms: &mut Vec<(u32, u32)>, merges: &Merges, dropout: f32) {
             continue;
         }
         // stale entry: the pair at this position changed since it was pushed
-        let Some(&(r, new_id)) = merges.get(&(syms[i].0, syms[j].0)) else {
+        let Some((r, new_id)) = merges.pair(syms[i].0, syms[j].0) else {
             continue;
         };
         if r != rank {
@@ -201,12 +238,12 @@ fn merge_heap(syms: &mut Vec<(u32, u32)>, merges: &Merges, dropout: f32) {
         heap.extend(skipped.drain(..));
         let p = prev[i] as usize;
         if p < n {
-            if let Some(&(r, _)) = merges.get(&(syms[p].0, syms[i].0)) {
+            if let Some((r, _)) = merges.pair(syms[p].0, syms[i].0) {
                 heap.push(key(r, p));
             }
         }
         if after < n {
-            if let Some(&(r, _)) = merges.get(&(syms[i].0, syms[after].0)) {
+            if let Some((r, _)) = merges.pair(syms[i].0, syms[after].0) {
                 heap.push(key(r, i));
             }
         }

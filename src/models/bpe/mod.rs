@@ -4,13 +4,16 @@
 //! Tokens are stored as the bytes they stand for: for byte-level models the
 //! raw bytes, for character-level models the UTF-8 of the token string.
 
+mod backtrack;
 mod merge;
 mod serde_impl;
+mod table;
 pub mod tiktoken;
 
 use crate::models::Model;
 use rustc_hash::FxHashMap;
 use std::sync::RwLock;
+use table::{PieceTable, Slot, SLOT_IDS};
 
 const NONE: u32 = u32::MAX;
 
@@ -54,6 +57,9 @@ pub struct Bpe {
     short: FxHashMap<[u64; 2], u32>,
     /// `merge::byte_pair_table`, made on first use (byte-level models).
     byte_pairs: std::sync::OnceLock<Box<[(i32, u32)]>>,
+    /// The backtracking encoder, made on first use, for the models it
+    /// applies to (see `backtrack`).
+    backtrack: std::sync::OnceLock<Option<backtrack::Backtrack>>,
     cache: RwLock<PieceCache>,
     /// Tells this model's entries in the per-thread hot caches from others';
     /// a new one whenever the vocabulary changes.
@@ -67,44 +73,69 @@ fn next_generation() -> u64 {
     NEXT.fetch_add(1, Ordering::Relaxed)
 }
 
-/// Bits of the hot cache index: 8192 slots of 32 bytes, well inside L2.
-const HOT_BITS: u32 = 13;
-/// Most tokens a hot cache slot holds.
-const HOT_IDS: usize = 3;
-
-/// One slot of a hot cache: a short piece's key and its ids. An all-zero
-/// key is no piece (a key holds the piece's non-zero length).
-#[derive(Clone, Copy, Default)]
-#[repr(C, align(32))]
-struct HotSlot {
-    key: [u64; 2],
-    ids: [u32; HOT_IDS],
-    n: u32,
-}
-
-/// A direct-mapped cache of the short pieces a thread encoded last, for one
-/// model. The vocabulary's hash table is megabytes, and a lookup there
-/// mostly waits for memory; recent pieces repeat (word frequencies are
-/// skewed), and this table stays in the core's cache.
-struct HotCache {
+/// The short pieces a thread has merged, for one model: piece -> tokens,
+/// up to `SLOT_IDS` in the slot, more in `spill` (the slot then holds the
+/// offset there). Thread-local, so encoding threads never wait for each other.
+struct LocalCache {
     generation: u64,
-    slots: Box<[HotSlot]>,
+    /// Direct-mapped, the pieces seen last (any of the tables' entries with
+    /// at most `SLOT_IDS` tokens): small enough to stay in the core's cache.
+    hot: Box<[Slot]>,
+    table: PieceTable,
+    spill: Vec<u32>,
 }
 
-impl HotCache {
+/// Bits of the hot cache index: 8192 slots of 32 bytes.
+const HOT_BITS: u32 = 13;
+
+/// Entries a `LocalCache` holds before it starts over (8 MB of slots).
+const LOCAL_MAX: usize = 1 << 17;
+
+impl LocalCache {
+    fn new(generation: u64) -> Self {
+        LocalCache {
+            generation,
+            hot: vec![Slot::default(); 1 << HOT_BITS].into_boxed_slice(),
+            table: PieceTable::with_capacity(4096),
+            spill: Vec::new(),
+        }
+    }
+
+    #[inline]
+    fn insert(&mut self, key: [u64; 2], h: u64, ids: &[u32]) {
+        if self.table.len() >= LOCAL_MAX {
+            self.table = PieceTable::with_capacity(4096);
+            self.spill.clear();
+        }
+        if ids.len() <= SLOT_IDS {
+            self.table.insert(key, h, ids);
+        } else {
+            let at = self.spill.len() as u32;
+            self.spill.extend_from_slice(ids);
+            self.table.insert(key, h, &[at, ids.len() as u32, SPILLED]);
+        }
+    }
+
+    /// The tokens of a cached piece.
     #[inline(always)]
-    fn slot(key: &[u64; 2]) -> usize {
-        let h = (key[0] ^ key[1].wrapping_mul(0x9E37_79B9_7F4A_7C15)).wrapping_mul(0xD6E8_FEB8_6659_FD93);
-        (h >> (64 - HOT_BITS)) as usize
+    fn tokens<'a>(&'a self, slot: &'a Slot) -> &'a [u32] {
+        if slot.n == SLOT_IDS as u32 && slot.ids[2] == SPILLED {
+            &self.spill[slot.ids[0] as usize..(slot.ids[0] + slot.ids[1]) as usize]
+        } else {
+            &slot.ids[..slot.n as usize]
+        }
     }
 }
 
+/// Marks a `LocalCache` slot whose tokens are in `spill` (no token id is this).
+const SPILLED: u32 = u32::MAX;
+
 thread_local! {
-    /// The hot caches of the models this thread used last (a few, so that
+    /// The caches of the models this thread used last (a few, so that
     /// alternating between models does not wipe them).
-    static HOT: std::cell::RefCell<Vec<HotCache>> = const { std::cell::RefCell::new(Vec::new()) };
+    static LOCAL: std::cell::RefCell<Vec<LocalCache>> = const { std::cell::RefCell::new(Vec::new()) };
 }
-const HOT_MODELS: usize = 4;
+const LOCAL_MODELS: usize = 4;
 
 /// Longest token kept in `Bpe::short`.
 const SHORT_MAX: usize = 15;
@@ -227,6 +258,7 @@ impl Bpe {
             .map(|(pair, id)| (pair, (id, id)))
             .collect();
         bpe.byte_pairs = std::sync::OnceLock::new();
+        bpe.backtrack = std::sync::OnceLock::new();
         bpe.prepare_byte_pairs();
         Ok(bpe)
     }
@@ -275,6 +307,7 @@ impl Bpe {
             fallback_ids,
             short,
             byte_pairs: std::sync::OnceLock::new(),
+            backtrack: std::sync::OnceLock::new(),
             cache: RwLock::new(FxHashMap::default()),
             generation: next_generation(),
         }
@@ -451,28 +484,22 @@ impl Bpe {
             });
             return;
         }
-        HOT.with(|hot| match hot.try_borrow_mut() {
+        LOCAL.with(|local| match local.try_borrow_mut() {
             Ok(mut caches) => {
                 let k = match caches.iter().position(|c| c.generation == self.generation) {
                     Some(k) => k,
                     None => {
-                        if caches.len() == HOT_MODELS {
+                        if caches.len() == LOCAL_MODELS {
                             caches.remove(0);
                         }
-                        caches.push(HotCache {
-                            generation: self.generation,
-                            slots: vec![HotSlot::default(); 1 << HOT_BITS].into_boxed_slice(),
-                        });
+                        caches.push(LocalCache::new(self.generation));
                         caches.len() - 1
                     }
                 };
-                self.encode_scanned_with(scanner, text, &mut caches[k].slots, out);
+                self.encode_scanned_with(scanner, text, &mut caches[k], out);
             }
             // (only reentrant use could get here) a throw-away cache
-            Err(_) => {
-                let mut slots = vec![HotSlot::default(); 1 << HOT_BITS];
-                self.encode_scanned_with(scanner, text, &mut slots, out);
-            }
+            Err(_) => self.encode_scanned_with(scanner, text, &mut LocalCache::new(self.generation), out),
         });
     }
 
@@ -480,7 +507,7 @@ impl Bpe {
         &self,
         scanner: &crate::scanner::Scanner,
         text: &str,
-        slots: &mut [HotSlot],
+        local: &mut LocalCache,
         out: &mut Vec<u32>,
     ) {
         let bytes = text.as_bytes();
@@ -501,39 +528,47 @@ impl Bpe {
                 return;
             }
             let key = short_key_at(bytes, s, piece.len());
-            let slot = &mut slots[HotCache::slot(&key)];
+            let h = PieceTable::hash(&key);
+            let hot = (h >> (64 - HOT_BITS)) as usize;
+            let slot = &local.hot[hot];
             if slot.key == key {
                 out.extend_from_slice(&slot.ids[..slot.n as usize]);
                 return;
             }
-            let whole = if self.ignore_merges {
-                self.short.get(&key).copied()
-            } else {
-                None
-            };
-            if let Some(id) = whole {
-                *slot = HotSlot {
-                    key,
-                    ids: [id, 0, 0],
-                    n: 1,
-                };
-                out.push(id);
+            if self.ignore_merges {
+                if let Some(&id) = self.short.get(&key) {
+                    local.hot[hot] = Slot {
+                        key,
+                        ids: [id, 0, 0],
+                        n: 1,
+                    };
+                    out.push(id);
+                    return;
+                }
+            }
+            if let Some(slot) = local.table.get(&key, h) {
+                let slot = *slot;
+                out.extend_from_slice(local.tokens(&slot));
+                if slot.ids[2] != SPILLED {
+                    local.hot[hot] = slot;
+                }
                 return;
             }
-            buf.clear();
-            self.encode_merging(piece, &mut buf, &mut syms);
-            if buf.len() <= HOT_IDS {
-                let mut ids = [0; HOT_IDS];
-                for (d, &(id, _)) in ids.iter_mut().zip(&buf) {
-                    *d = id;
-                }
-                *slot = HotSlot {
+            syms.clear();
+            self.merge_piece(piece, &mut syms);
+            let start = out.len();
+            out.extend(syms.iter().map(|&(id, _)| id));
+            let ids = &out[start..];
+            local.insert(key, h, ids);
+            if ids.len() <= SLOT_IDS {
+                let mut slot = Slot {
                     key,
-                    ids,
-                    n: buf.len() as u32,
+                    n: ids.len() as u32,
+                    ..Slot::default()
                 };
+                slot.ids[..ids.len()].copy_from_slice(ids);
+                local.hot[hot] = slot;
             }
-            out.extend(buf.iter().map(|&(id, _)| id));
         });
     }
 }
@@ -619,21 +654,7 @@ impl Bpe {
             }
         }
         syms.clear();
-        // byte-level, every byte a token: the first ranks come from a table
-        let by_bytes = no_dropout
-            && self.merges_from_bytes()
-            && merge::merge_bytes(
-                piece,
-                &self.byte_ids,
-                self.byte_pairs
-                    .get_or_init(|| merge::byte_pair_table(&self.merges, &self.byte_ids)),
-                &self.merges,
-                syms,
-            );
-        if !by_bytes {
-            self.initial_symbols(piece, syms);
-            merge::merge_symbols(syms, &self.merges, self.dropout);
-        }
+        self.merge_piece(piece, syms);
         out.extend_from_slice(syms);
         if use_cache {
             if let Ok(mut cache) = self.cache.try_write() {
@@ -642,6 +663,54 @@ impl Bpe {
                 }
                 cache.insert(piece.into(), syms.as_slice().into());
             }
+        }
+    }
+}
+
+impl Bpe {
+    /// The backtracking encoder, when it applies: a byte-level model whose
+    /// every merge makes the token of its rank (tiktoken rank files).
+    fn backtrack(&self) -> Option<&backtrack::Backtrack> {
+        self.backtrack
+            .get_or_init(|| {
+                if !self.merges_from_bytes() || self.merges.iter().any(|(_, &(rank, id))| rank != id) {
+                    return None;
+                }
+                backtrack::Backtrack::new(&self.vocab_r, &self.byte_ids, &self.merges)
+            })
+            .as_ref()
+    }
+
+    /// Merge `piece` into `syms` (empty on entry): no cache, no whole-piece lookup.
+    fn merge_piece(&self, piece: &[u8], syms: &mut Vec<(u32, u32)>) {
+        if self.dropout.is_some_and(|d| d > 0.0) {
+            self.initial_symbols(piece, syms);
+            merge::merge_symbols(syms, &self.merges, self.dropout);
+            return;
+        }
+        let pairs = &self.merges;
+        // Backtracking pays off on long multi-byte pieces (Chinese, Japanese …),
+        // where merging takes many rounds; short ASCII pieces merge fast.
+        if piece.len() > 6 && !piece.is_ascii() {
+            if let Some(bt) = self.backtrack() {
+                if bt.encode(pairs, piece, syms) {
+                    return;
+                }
+            }
+        }
+        // byte-level, every byte a token: the first ranks come from a table
+        let by_bytes = self.merges_from_bytes()
+            && merge::merge_bytes(
+                piece,
+                &self.byte_ids,
+                self.byte_pairs
+                    .get_or_init(|| merge::byte_pair_table(&self.merges, &self.byte_ids)),
+                pairs,
+                syms,
+            );
+        if !by_bytes {
+            self.initial_symbols(piece, syms);
+            merge::merge_symbols(syms, pairs, None);
         }
     }
 }
@@ -721,6 +790,7 @@ impl Bpe {
         // earlier results may no longer hold
         self.generation = next_generation();
         self.byte_pairs = std::sync::OnceLock::new();
+        self.backtrack = std::sync::OnceLock::new();
         if let Ok(cache) = self.cache.get_mut() {
             cache.clear();
         }

@@ -1,0 +1,49 @@
+//! Profile cold encoding: `cargo run --release --example profile_cold -- RANKFILE FILE N`.
+//! Loads N fresh tokenizers first, prints "ready", waits a second (attach a
+//! profiler then), and for each: encodes the last 1 MB of FILE (warm-up),
+//! then the first 1 MB, timing only the latter.
+use std::time::Instant;
+use tokensmith::added_tokens::Allowed;
+use tokensmith::pre_tokenizers::{CL100K_PATTERN, O200K_PATTERN};
+use tokensmith::Tokenizer;
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let pattern = if args[1].contains("o200k") {
+        O200K_PATTERN
+    } else {
+        CL100K_PATTERN
+    };
+    let data = std::fs::read(&args[1]).expect("rank file");
+    let full = std::fs::read_to_string(&args[2]).expect("text");
+    let n: usize = args[3].parse().expect("N");
+    let cut = |mut i: usize| {
+        while !full.is_char_boundary(i) {
+            i += 1;
+        }
+        i
+    };
+    let doc = &full[..cut(1_000_000)];
+    let warm = &full[cut(full.len() - 1_000_000)..];
+    let toks: Vec<Tokenizer> = (0..n)
+        .map(|_| Tokenizer::from_tiktoken(&data, pattern, &[]).expect("load"))
+        .collect();
+    let early = std::env::var("WARM_EARLY").is_ok_and(|w| w == "1");
+    if early {
+        for t in &toks {
+            t.encode(warm, &Allowed::None, None, false).expect("encode");
+        }
+    }
+    println!("ready");
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let mut best = 0f64;
+    for t in &toks {
+        if !early {
+            t.encode(warm, &Allowed::None, None, false).expect("encode");
+        }
+        let s = Instant::now();
+        t.encode(doc, &Allowed::None, None, false).expect("encode");
+        best = best.max(doc.len() as f64 / 1e6 / s.elapsed().as_secs_f64());
+    }
+    println!("cold (warmed on other text) best {best:.1} MB/s");
+}

@@ -1,0 +1,472 @@
+//! Byte-pair encoding without merging: the longest token first, checked
+//! pair by pair, backtracking when a check fails.
+//!
+//! A sequence of tokens is the BPE encoding of its text exactly when every
+//! two neighbours are *compatible*: encoding the bytes of `a` followed by
+//! those of `b` gives `[a, b]` again (no merge across their boundary comes
+//! before the merges that build them). So instead of merging pairs one
+//! merge at a time, the encoder takes the longest token that starts the
+//! text, checks it against the token before, and on a failure tries the
+//! next shorter token starting there, or gives up that position and steps
+//! back. Compatibility is decided by undoing the two tokens' merges at the
+//! boundary in the reverse of the order they happened (`compatible_slow`),
+//! and remembered in a small table.
+//!
+//! It applies to models whose merges follow their ranks like tiktoken's:
+//! a merge's rank is the id of the token it makes, and every token is made
+//! from two tokens of lower id. `Backtrack::new` checks that, and returns
+//! `None` for any other model (which keeps the merging encoder).
+
+use super::merge::{merge_symbols, PairLookup};
+use rustc_hash::FxHashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+const NONE: u32 = u32::MAX;
+/// Ids this encoder takes: the memo packs two of them in 48 bits.
+const MAX_ID: u32 = 1 << 24;
+/// Bits of the compatibility memo index (1M entries, 8 MB).
+const MEMO_BITS: u32 = 20;
+
+pub struct Backtrack {
+    /// The two tokens whose merge makes each token, `(t, t)` for a byte.
+    split: Box<[(u32, u32)]>,
+    /// Byte length of each token (0: the encoding never produces it).
+    len: Box<[u16]>,
+    /// The longest token that is a proper prefix of each token, or NONE.
+    next_prefix: Box<[u32]>,
+    trie: Trie,
+    memo: Box<[AtomicU64]>,
+}
+
+/// Longest-prefix matching over the tokens: the first two bytes through
+/// direct tables, each further byte through one hash lookup of an edge.
+struct Trie {
+    /// token of each single byte (NONE when it is none)
+    first: Box<[u32; 256]>,
+    /// (node, longest token within the first two bytes) by the first two bytes
+    second: Box<[(u32, u32)]>,
+    /// (node, longest token within the first three bytes) by the 16 bits a
+    /// three-byte UTF-8 character carries
+    third: Box<[(u32, u32)]>,
+    /// (node << 8 | byte) -> child node << 32 | the token ending there (NONE if none)
+    edges: FxHashMap<u64, u64>,
+    /// the token that ends at each node, NONE if none
+    token: Vec<u32>,
+}
+
+impl Trie {
+    fn new() -> Self {
+        Trie {
+            first: Box::new([NONE; 256]),
+            second: vec![(0, NONE); 1 << 16].into_boxed_slice(),
+            third: vec![(0, NONE); 1 << 16].into_boxed_slice(),
+            edges: FxHashMap::default(),
+            token: vec![NONE], // node 0: the root, never a child
+        }
+    }
+
+    fn insert(&mut self, bytes: &[u8], id: u32) {
+        if bytes.len() == 1 {
+            self.first[bytes[0] as usize] = id;
+            return;
+        }
+        let idx = ((bytes[0] as usize) << 8) | bytes[1] as usize;
+        let mut node = self.second[idx].0;
+        if node == 0 {
+            node = self.token.len() as u32;
+            self.token.push(NONE);
+            self.second[idx].0 = node;
+        }
+        for &b in &bytes[2..] {
+            let key = ((node as u64) << 8) | b as u64;
+            node = match self.edges.get(&key) {
+                Some(&v) => (v >> 32) as u32,
+                None => {
+                    let child = self.token.len() as u32;
+                    self.token.push(NONE);
+                    self.edges.insert(key, ((child as u64) << 32) | NONE as u64);
+                    child
+                }
+            };
+        }
+        self.token[node as usize] = id;
+    }
+
+    /// The index in `third` of a three-byte UTF-8 character at the start of `t`.
+    #[inline(always)]
+    fn third_index(t: &[u8]) -> Option<usize> {
+        match t {
+            [a, b, c, ..] if a & 0xF0 == 0xE0 && b & 0xC0 == 0x80 && c & 0xC0 == 0x80 => {
+                Some(((*a as usize & 0x0F) << 12) | ((*b as usize & 0x3F) << 6) | (*c as usize & 0x3F))
+            }
+            _ => None,
+        }
+    }
+
+    /// Fill in the longest token within the first two bytes of each entry,
+    /// the edges' tokens, and the three-byte table.
+    fn finish(&mut self) {
+        for idx in 0..1usize << 16 {
+            let (node, _) = self.second[idx];
+            let two = if node != 0 { self.token[node as usize] } else { NONE };
+            self.second[idx].1 = if two != NONE { two } else { self.first[idx >> 8] };
+        }
+        let token = &self.token;
+        for v in self.edges.values_mut() {
+            *v = (*v & !0xFFFF_FFFF) | token[(*v >> 32) as usize] as u64;
+        }
+        for code in 0x800u32..0x10000 {
+            let Some(ch) = char::from_u32(code) else { continue };
+            let mut buf = [0u8; 4];
+            let t = ch.encode_utf8(&mut buf).as_bytes();
+            let (node, best) = self.second[((t[0] as usize) << 8) | t[1] as usize];
+            let (node, tok) = match self.edges.get(&(((node as u64) << 8) | t[2] as u64)) {
+                Some(&v) if node != 0 => ((v >> 32) as u32, v as u32),
+                _ => (0, NONE),
+            };
+            self.third[Self::third_index(t).expect("a three-byte character")] =
+                (node, if tok != NONE { tok } else { best });
+        }
+    }
+
+    /// The longest token that `text` (non-empty) starts with, or NONE.
+    #[inline]
+    fn longest(&self, text: &[u8]) -> u32 {
+        if text.len() == 1 {
+            return self.first[text[0] as usize];
+        }
+        let (mut node, mut best, from) = match Self::third_index(text) {
+            Some(i) => {
+                let (node, best) = self.third[i];
+                (node, best, 3)
+            }
+            None => {
+                let (node, best) = self.second[((text[0] as usize) << 8) | text[1] as usize];
+                (node, best, 2)
+            }
+        };
+        for &b in &text[from..] {
+            if node == 0 {
+                break;
+            }
+            let Some(&v) = self.edges.get(&(((node as u64) << 8) | b as u64)) else {
+                break;
+            };
+            node = (v >> 32) as u32;
+            if v as u32 != NONE {
+                best = v as u32;
+            }
+        }
+        best
+    }
+}
+
+/// Merges capped below a rank: the state just before a token is made.
+struct Capped<'a, P: PairLookup> {
+    merges: &'a P,
+    below: u32,
+}
+
+impl<P: PairLookup> PairLookup for Capped<'_, P> {
+    #[inline]
+    fn pair(&self, a: u32, b: u32) -> Option<(u32, u32)> {
+        self.merges.pair(a, b).filter(|&(rank, _)| rank < self.below)
+    }
+}
+
+impl Backtrack {
+    /// The encoder for a byte-level model with these tokens (`vocab_r[id]`:
+    /// the bytes of token `id`), single-byte tokens `byte_ids` and merges,
+    /// or None when the model's merges do not follow its ids (see the module
+    /// documentation).
+    pub fn new<P: PairLookup + Sync>(vocab_r: &[Option<Box<[u8]>>], byte_ids: &[u32; 256], merges: &P) -> Option<Self> {
+        let merge = |syms: &mut Vec<(u32, u32)>, capped: &Capped<'_, P>| merge_symbols(syms, capped, None);
+        use rayon::prelude::*;
+        let n = vocab_r.len();
+        if n as u32 >= MAX_ID || byte_ids.contains(&NONE) {
+            return None;
+        }
+        // Each token's last merge: encode its bytes with the merges of lower
+        // rank only; a token made by BPE then stands as exactly two tokens
+        // whose merge is it.
+        let splits: Vec<Option<(u32, u32)>> = (0..n)
+            .into_par_iter()
+            .map(|id| -> Option<Option<(u32, u32)>> {
+                let Some(bytes) = vocab_r[id].as_deref() else {
+                    return Some(None);
+                };
+                if bytes.len() == 1 {
+                    return Some((byte_ids[bytes[0] as usize] == id as u32).then_some((id as u32, id as u32)));
+                }
+                if bytes.len() > u16::MAX as usize {
+                    return Some(Some((NONE, NONE)));
+                }
+                let mut syms: Vec<(u32, u32)> = bytes.iter().map(|&b| (byte_ids[b as usize], 1)).collect();
+                merge(
+                    &mut syms,
+                    &Capped {
+                        merges,
+                        below: id as u32,
+                    },
+                );
+                let split = match syms[..] {
+                    [(l, _), (r, _)] if merges.pair(l, r) == Some((id as u32, id as u32)) => Some((l, r)),
+                    _ => None,
+                };
+                // Without the cap, BPE must make the token exactly when the
+                // capped merges end one merge before it (else merges do not
+                // follow ids, and this encoder does not apply).
+                let mut all: Vec<(u32, u32)> = bytes.iter().map(|&b| (byte_ids[b as usize], 1)).collect();
+                merge(
+                    &mut all,
+                    &Capped {
+                        merges,
+                        below: u32::MAX,
+                    },
+                );
+                let made = matches!(all[..], [(t, _)] if t == id as u32);
+                Some(if made == split.is_some() {
+                    split
+                } else {
+                    Some((NONE, NONE))
+                })
+            })
+            .map(|s| s.flatten())
+            .collect();
+        if splits.contains(&Some((NONE, NONE))) {
+            return None;
+        }
+        let mut split = vec![(NONE, NONE); n];
+        let mut len = vec![0u16; n];
+        let mut trie = Trie::new();
+        for (id, s) in splits.iter().enumerate() {
+            if let Some(s) = *s {
+                let bytes = vocab_r[id].as_deref().expect("a token with a split has bytes");
+                split[id] = s;
+                len[id] = bytes.len() as u16;
+                trie.insert(bytes, id as u32);
+            }
+        }
+        trie.finish();
+        let next_prefix = (0..n)
+            .map(|id| {
+                let Some(bytes) = vocab_r[id].as_deref().filter(|_| len[id] > 0) else {
+                    return NONE;
+                };
+                (1..bytes.len())
+                    .rev()
+                    .map(|k| trie.longest(&bytes[..k]))
+                    .find(|&t| t != NONE)
+                    .unwrap_or(NONE)
+            })
+            .collect::<Vec<u32>>();
+        Some(Backtrack {
+            split: split.into_boxed_slice(),
+            len: len.into_boxed_slice(),
+            next_prefix: next_prefix.into_boxed_slice(),
+            trie,
+            memo: (0..1usize << MEMO_BITS).map(|_| AtomicU64::new(0)).collect(),
+        })
+    }
+
+    /// Whether `a` followed by `b` encodes as `[a, b]`, remembered.
+    #[inline]
+    fn compatible(&self, merges: &impl PairLookup, a: u32, b: u32) -> bool {
+        let key = ((a as u64) << 24) | b as u64;
+        let slot = &self.memo[((key.wrapping_mul(0x9E37_79B9_7F4A_7C15)) >> (64 - MEMO_BITS)) as usize];
+        let seen = slot.load(Ordering::Relaxed);
+        if seen >> 2 == key && seen & 2 != 0 {
+            return seen & 1 != 0;
+        }
+        let ok = self.compatible_slow(merges, a, b);
+        slot.store((key << 2) | 2 | ok as u64, Ordering::Relaxed);
+        ok
+    }
+
+    /// Undo the merges at the boundary of `a` and `b`, the later one first
+    /// (a higher id was merged later; of two equal tokens, the right one),
+    /// and fail if at some point the two tokens at the boundary merge with
+    /// each other before the merge that was undone last (`limit`): BPE
+    /// would have merged across. A merge left of the boundary's last merge
+    /// wins a tie with it (leftmost first), one right of it loses.
+    fn compatible_slow(&self, merges: &impl PairLookup, mut a: u32, mut b: u32) -> bool {
+        let mut limit = u32::MAX;
+        loop {
+            if let Some((rank, _)) = merges.pair(a, b) {
+                if rank < limit {
+                    return false;
+                }
+            }
+            if a > b {
+                // `a` was made last: undo it, the boundary now has its right part
+                limit = a;
+                a = self.split[a as usize].1;
+                if a == limit {
+                    // `a` is a byte: undo `b` instead
+                    limit = b + 1;
+                    b = self.split[b as usize].0;
+                    if b + 1 == limit {
+                        return true;
+                    }
+                }
+            } else {
+                limit = b + 1;
+                b = self.split[b as usize].0;
+                if b + 1 == limit {
+                    limit = a;
+                    a = self.split[a as usize].1;
+                    if a == limit {
+                        return true;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Encode `piece` (non-empty) into `out` as (id, byte length). False,
+    /// with `out` as it was, if it could not (which the tests say never
+    /// happens for a model it was built for).
+    pub fn encode(&self, merges: &impl PairLookup, piece: &[u8], out: &mut Vec<(u32, u32)>) -> bool {
+        let start = out.len();
+        // Most pieces: the longest token every time, each compatible.
+        let mut pos = 0;
+        let mut last = NONE;
+        while pos < piece.len() {
+            let t = self.trie.longest(&piece[pos..]);
+            if t == NONE || (last != NONE && !self.compatible(merges, last, t)) {
+                out.truncate(start);
+                return self.encode_backtracking(merges, piece, out);
+            }
+            let l = self.len[t as usize] as usize;
+            out.push((t, l as u32));
+            pos += l;
+            last = t;
+        }
+        true
+    }
+
+    fn encode_backtracking(&self, merges: &impl PairLookup, piece: &[u8], out: &mut Vec<(u32, u32)>) -> bool {
+        let start = out.len();
+        let n = piece.len();
+        // positions from which the rest of the piece can still be encoded
+        let mut open = vec![u64::MAX; n / 64 + 1];
+        let is_open = |open: &[u64], p: usize| open[p / 64] >> (p % 64) & 1 != 0;
+        let mut pos = 0;
+        let mut next = self.trie.longest(piece);
+        while next != NONE {
+            let mut token = next;
+            let last = if out.len() > start { out[out.len() - 1].0 } else { NONE };
+            loop {
+                let end = pos + self.len[token as usize] as usize;
+                if is_open(&open, end) && (last == NONE || self.compatible(merges, last, token)) {
+                    out.push((token, (end - pos) as u32));
+                    pos = end;
+                    next = if pos < n {
+                        self.trie.longest(&piece[pos..])
+                    } else {
+                        NONE
+                    };
+                    break;
+                }
+                let shorter = self.next_prefix[token as usize];
+                if shorter != NONE {
+                    token = shorter;
+                    continue;
+                }
+                // nothing fits from here: close it and step back
+                open[pos / 64] &= !(1 << (pos % 64));
+                next = NONE;
+                if out.len() > start {
+                    let (t, l) = out.pop().expect("non-empty");
+                    pos -= l as usize;
+                    next = t;
+                }
+                break;
+            }
+        }
+        if pos != n {
+            out.truncate(start);
+            return false;
+        }
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rustc_hash::FxHashMap;
+
+    /// A toy rank model: bytes a, b, c are 0, 1, 2; merges make ids from 3.
+    type Merges = FxHashMap<(u32, u32), (u32, u32)>;
+    type Tokens = Vec<Option<Box<[u8]>>>;
+
+    fn model(tokens: &[&str]) -> (Tokens, [u32; 256], Merges) {
+        let mut vocab_r: Vec<Option<Box<[u8]>>> = Vec::new();
+        let mut byte_ids = [NONE; 256];
+        for b in 0..=255u8 {
+            byte_ids[b as usize] = b as u32;
+            vocab_r.push(Some(vec![b].into_boxed_slice()));
+        }
+        let mut ids: FxHashMap<Vec<u8>, u32> = (0..=255u8).map(|b| (vec![b], b as u32)).collect();
+        let mut merges = FxHashMap::default();
+        for t in tokens {
+            let id = vocab_r.len() as u32;
+            let bytes = t.as_bytes().to_vec();
+            for cut in 1..bytes.len() {
+                if let (Some(&l), Some(&r)) = (ids.get(&bytes[..cut]), ids.get(&bytes[cut..])) {
+                    merges.insert((l, r), (id, id));
+                }
+            }
+            ids.insert(bytes.clone(), id);
+            vocab_r.push(Some(bytes.into_boxed_slice()));
+        }
+        (vocab_r, byte_ids, merges)
+    }
+
+    fn reference(piece: &[u8], byte_ids: &[u32; 256], merges: &Merges) -> Vec<(u32, u32)> {
+        let mut syms: Vec<(u32, u32)> = piece.iter().map(|&b| (byte_ids[b as usize], 1)).collect();
+        merge_symbols(&mut syms, merges, None);
+        syms
+    }
+
+    #[test]
+    fn agrees_with_merging_on_every_short_string() {
+        let (vocab_r, byte_ids, merges) =
+            model(&["ab", "bc", "abc", "ca", "cab", "aa", "aaa", "bcab", "cc", "ccc", "bca"]);
+        let bt = Backtrack::new(&vocab_r, &byte_ids, &merges).expect("a rank model");
+        // every string over {a, b, c} up to length 9
+        for len in 1..=9u32 {
+            for code in 0..3u32.pow(len) {
+                let mut c = code;
+                let piece: Vec<u8> = (0..len)
+                    .map(|_| {
+                        let b = b"abc"[(c % 3) as usize];
+                        c /= 3;
+                        b
+                    })
+                    .collect();
+                let mut got = Vec::new();
+                assert!(bt.encode(&merges, &piece, &mut got));
+                assert_eq!(
+                    got,
+                    reference(&piece, &byte_ids, &merges),
+                    "{:?}",
+                    String::from_utf8_lossy(&piece)
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn refuses_merges_that_do_not_follow_ids() {
+        // "abc" (257) is made from "a" + "bc", and "bc" is a later id (258)
+        let (mut vocab_r, byte_ids, mut merges) = model(&["xy"]);
+        vocab_r.push(Some(b"abc".to_vec().into_boxed_slice()));
+        vocab_r.push(Some(b"bc".to_vec().into_boxed_slice()));
+        merges.insert((98, 99), (258, 258));
+        merges.insert((97, 258), (257, 257));
+        let bt = Backtrack::new(&vocab_r, &byte_ids, &merges);
+        assert!(bt.is_none());
+    }
+}

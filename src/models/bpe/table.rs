@@ -1,0 +1,134 @@
+//! Flat open-addressing tables for the encoding hot path.
+//!
+//! `PieceTable` maps a short piece (at most `SHORT_MAX` bytes, packed into
+//! two words by `short_key`) to its tokens, at most three of them, all in
+//! one 32-byte slot: two slots share a cache line, and a lookup usually
+//! touches exactly one line.
+
+/// A slot of a `PieceTable`. An all-zero key is an empty slot: a real key
+/// holds the piece's non-zero length in its top byte.
+#[derive(Clone, Copy, Default)]
+#[repr(C, align(32))]
+pub struct Slot {
+    pub key: [u64; 2],
+    pub ids: [u32; 3],
+    pub n: u32,
+}
+
+/// Most tokens a `PieceTable` slot holds.
+pub const SLOT_IDS: usize = 3;
+
+pub struct PieceTable {
+    slots: Box<[Slot]>,
+    shift: u32,
+    mask: usize,
+    len: usize,
+}
+
+impl PieceTable {
+    /// A table for about `n` pieces before it first grows.
+    pub fn with_capacity(n: usize) -> Self {
+        let cap = (n.max(8) * 2).next_power_of_two();
+        PieceTable {
+            slots: vec![Slot::default(); cap].into_boxed_slice(),
+            shift: 64 - cap.trailing_zeros(),
+            mask: cap - 1,
+            len: 0,
+        }
+    }
+
+    /// The hash of a key; the table uses its top bits.
+    #[inline(always)]
+    pub fn hash(key: &[u64; 2]) -> u64 {
+        (key[0].wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ key[1]).wrapping_mul(0xD6E8_FEB8_6659_FD93)
+    }
+
+    #[inline(always)]
+    fn home(&self, h: u64) -> usize {
+        (h >> self.shift) as usize
+    }
+
+    #[inline(always)]
+    pub fn get(&self, key: &[u64; 2], h: u64) -> Option<&Slot> {
+        let mut i = self.home(h);
+        loop {
+            let s = &self.slots[i];
+            if s.key == *key {
+                return Some(s);
+            }
+            if s.key == [0, 0] {
+                return None;
+            }
+            i = (i + 1) & self.mask;
+        }
+    }
+
+    /// Insert (or replace) `key` with `ids` (at most `SLOT_IDS`), growing
+    /// the table when it gets half full.
+    pub fn insert(&mut self, key: [u64; 2], h: u64, ids: &[u32]) {
+        debug_assert!(ids.len() <= SLOT_IDS && key != [0, 0]);
+        if (self.len + 1) * 2 > self.slots.len() {
+            self.grow();
+        }
+        let mut slot = Slot {
+            key,
+            n: ids.len() as u32,
+            ..Slot::default()
+        };
+        slot.ids[..ids.len()].copy_from_slice(ids);
+        let mut i = self.home(h);
+        loop {
+            let s = &mut self.slots[i];
+            if s.key == key {
+                *s = slot;
+                return;
+            }
+            if s.key == [0, 0] {
+                *s = slot;
+                self.len += 1;
+                return;
+            }
+            i = (i + 1) & self.mask;
+        }
+    }
+
+    fn grow(&mut self) {
+        let old = std::mem::replace(self, PieceTable::with_capacity(self.slots.len()));
+        for s in old.slots.iter().filter(|s| s.key != [0, 0]) {
+            self.insert(s.key, Self::hash(&s.key), &s.ids[..s.n as usize]);
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn piece_table_finds_what_was_inserted_and_grows() {
+        let mut t = PieceTable::with_capacity(4);
+        let key = |i: u64| [i.wrapping_mul(0x1234_5678_9ABC_DEF1) | 1, (i % 15 + 1) << 56];
+        for i in 0..10_000u64 {
+            let k = key(i);
+            t.insert(k, PieceTable::hash(&k), &[i as u32, (i * 3) as u32][..(i % 3) as usize]);
+        }
+        assert_eq!(t.len(), 10_000);
+        for i in 0..10_000u64 {
+            let k = key(i);
+            let s = t.get(&k, PieceTable::hash(&k)).expect("present");
+            assert_eq!(s.n as u64, i % 3);
+            assert_eq!(&s.ids[..s.n as usize], &[i as u32, (i * 3) as u32][..(i % 3) as usize]);
+        }
+        let absent = key(20_000);
+        assert!(t.get(&absent, PieceTable::hash(&absent)).is_none());
+        // replacing keeps one entry
+        let k = key(7);
+        t.insert(k, PieceTable::hash(&k), &[99]);
+        assert_eq!(t.len(), 10_000);
+        assert_eq!(t.get(&k, PieceTable::hash(&k)).unwrap().ids[0], 99);
+    }
+}
