@@ -537,11 +537,7 @@ impl Bpe {
             }
             if self.ignore_merges {
                 if let Some(&id) = self.short.get(&key) {
-                    local.hot[hot] = Slot {
-                        key,
-                        ids: [id, 0, 0],
-                        n: 1,
-                    };
+                    local.hot[hot] = Slot::new(key, &[id]);
                     out.push(id);
                     return;
                 }
@@ -561,13 +557,7 @@ impl Bpe {
             let ids = &out[start..];
             local.insert(key, h, ids);
             if ids.len() <= SLOT_IDS {
-                let mut slot = Slot {
-                    key,
-                    n: ids.len() as u32,
-                    ..Slot::default()
-                };
-                slot.ids[..ids.len()].copy_from_slice(ids);
-                local.hot[hot] = slot;
+                local.hot[hot] = Slot::new(key, ids);
             }
         });
     }

@@ -15,6 +15,20 @@ pub struct Slot {
     pub n: u32,
 }
 
+impl Slot {
+    /// A slot holding `ids` (at most `SLOT_IDS`) for `key`.
+    #[inline]
+    pub fn new(key: [u64; 2], ids: &[u32]) -> Self {
+        let mut slot = Slot {
+            key,
+            n: ids.len() as u32,
+            ..Slot::default()
+        };
+        slot.ids[..ids.len()].copy_from_slice(ids);
+        slot
+    }
+}
+
 /// Most tokens a `PieceTable` slot holds.
 pub const SLOT_IDS: usize = 3;
 
@@ -70,12 +84,7 @@ impl PieceTable {
         if (self.len + 1) * 2 > self.slots.len() {
             self.grow();
         }
-        let mut slot = Slot {
-            key,
-            n: ids.len() as u32,
-            ..Slot::default()
-        };
-        slot.ids[..ids.len()].copy_from_slice(ids);
+        let slot = Slot::new(key, ids);
         let mut i = self.home(h);
         loop {
             let s = &mut self.slots[i];
