@@ -47,9 +47,13 @@ ASSETS = SHARED / "assets"
 CORPUS_DIR = SHARED / "corpus"
 
 TOKENSMITH = "tokensmith"
+# tokensmith returning Python lists (``encode`` / ``encode_batch``), as tiktoken
+# does; shown for reference, never counted as a peer.
+TOKENSMITH_LIST = "tokensmith-list"
 # Library name -> (module to import, distribution name on PyPI).
 LIBRARIES: dict[str, tuple[str, str]] = {
     "tokensmith": ("tokensmith", "tokensmith"),
+    "tokensmith-list": ("tokensmith", "tokensmith"),
     "tiktoken": ("tiktoken", "tiktoken"),
     "tokenizers": ("tokenizers", "tokenizers"),
     "quicktok": ("quicktok", "quicktok-v1"),
@@ -124,6 +128,31 @@ def _version(dist: str) -> str:
 
 
 def _load_tokensmith(spec: dict) -> Lib:
+    """tokensmith with numpy output, as gigatoken and quicktok are timed
+    (lists without numpy)."""
+    import tokensmith as ts
+
+    if importlib.util.find_spec("numpy") is None:
+        return _load_tokensmith_list(spec)
+    tok = ts.load(spec["rank_file"])
+
+    def batch_ids(result):  # type: ignore[no-untyped-def]
+        ids, offsets = result
+        flat, bounds = ids.tolist(), offsets.tolist()
+        return [flat[a:b] for a, b in zip(bounds, bounds[1:], strict=False)]
+
+    return Lib(
+        ts.__version__,
+        lambda t: tok.encode_to_numpy(t, disallowed_special=()),
+        lambda ts_: tok.encode_batch_to_numpy(ts_, disallowed_special=()),
+        ids=lambda r: r.tolist(),
+        batch_ids=batch_ids,
+        how="ts.load(rank file); encode_to_numpy / encode_batch_to_numpy"
+            "(disallowed_special=()) -> numpy",
+    )
+
+
+def _load_tokensmith_list(spec: dict) -> Lib:
     import tokensmith as ts
 
     tok = ts.load(spec["rank_file"])
@@ -131,7 +160,7 @@ def _load_tokensmith(spec: dict) -> Lib:
         ts.__version__,
         lambda t: tok.encode(t, disallowed_special=()),
         lambda ts_: tok.encode_batch(ts_, disallowed_special=()),
-        how="ts.load(rank file); encode / encode_batch(disallowed_special=())",
+        how="ts.load(rank file); encode / encode_batch(disallowed_special=()) -> lists",
     )
 
 
@@ -259,6 +288,7 @@ def _load_tokendagger(spec: dict) -> Lib:
 
 LOADERS = {
     "tokensmith": _load_tokensmith,
+    "tokensmith-list": _load_tokensmith_list,
     "tiktoken": _load_tiktoken,
     "tokenizers": _load_tokenizers,
     "quicktok": _load_quicktok,
@@ -796,7 +826,7 @@ def summarize(kind: str, task: str, enc_results: dict, libs: list[str]) -> dict:
     out: dict[str, Any] = {}
     best_lib, best = None, None
     for lib in libs:
-        if lib == TOKENSMITH:
+        if lib in (TOKENSMITH, TOKENSMITH_LIST):
             continue
         s = _speed(kind, get(lib, {}).get("results", {}).get(task))
         if s is not None and _exact(kind, task, enc_results, lib) and (best is None or s > best):

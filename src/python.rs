@@ -11,6 +11,7 @@ use crate::trainers::bpe::{self as bpe_trainer, BpeTrainerConfig};
 use crate::trainers::{ErrorPolicy, TrainEvent, WordCounter};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
+use pyo3::pybacked::PyBackedStr;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString};
 use rayon::prelude::*;
 use std::sync::Arc;
@@ -283,13 +284,37 @@ impl Tokenizer {
         PyList::new(py, lists)
     }
 
+    /// The ids of one text as a little-endian u32 buffer (no Python int per token).
+    #[pyo3(signature = (text, allowed, permitted=None, add_special_tokens=true))]
+    fn encode_flat<'py>(
+        &self,
+        py: Python<'py>,
+        text: &str,
+        allowed: &Bound<'_, PyAny>,
+        permitted: Option<&Bound<'_, PyAny>>,
+        add_special_tokens: bool,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        let allowed = parse_allowed(allowed)?;
+        let permitted = parse_permitted(permitted)?;
+        let ids = py
+            .allow_threads(|| {
+                self.inner
+                    .encode(text, &allowed, permitted.as_ref(), add_special_tokens)
+            })
+            .map_err(err)?;
+        PyBytes::new_with(py, ids.len() * 4, |buf| {
+            put_le(buf, &ids);
+            Ok(())
+        })
+    }
+
     /// A batch as flat little-endian buffers, without one Python int per token:
     /// (u32 ids, u64 document offsets into the ids, one more than the documents).
     #[pyo3(signature = (texts, allowed, permitted=None, add_special_tokens=true, num_threads=None))]
     fn encode_batch_flat<'py>(
         &self,
         py: Python<'py>,
-        texts: Vec<String>,
+        texts: Vec<PyBackedStr>,
         allowed: &Bound<'_, PyAny>,
         permitted: Option<&Bound<'_, PyAny>>,
         add_special_tokens: bool,
@@ -297,30 +322,37 @@ impl Tokenizer {
     ) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
         let allowed = parse_allowed(allowed)?;
         let permitted = parse_permitted(permitted)?;
-        let (ids, offs) = py
+        let parts = py
             .allow_threads(|| {
-                let parts = crate::parallel::install(num_threads, || {
-                    texts
-                        .par_iter()
-                        .map(|t| self.inner.encode(t, &allowed, permitted.as_ref(), add_special_tokens))
-                        .collect::<crate::error::Result<Vec<_>>>()
-                })?;
-                let total: usize = parts.iter().map(Vec::len).sum();
-                let mut ids: Vec<u8> = Vec::with_capacity(total * 4);
-                let mut offs: Vec<u8> = Vec::with_capacity((parts.len() + 1) * 8);
-                let mut n: u64 = 0;
-                offs.extend_from_slice(&n.to_le_bytes());
-                for p in &parts {
-                    for id in p {
-                        ids.extend_from_slice(&id.to_le_bytes());
+                crate::parallel::install(num_threads, || {
+                    let one = |t: &PyBackedStr| self.inner.encode(t, &allowed, permitted.as_ref(), add_special_tokens);
+                    if texts.len() == 1 {
+                        // one text: no fan-out (the document itself may still be split)
+                        return texts.iter().map(one).collect::<crate::error::Result<Vec<_>>>();
                     }
-                    n += p.len() as u64;
-                    offs.extend_from_slice(&n.to_le_bytes());
-                }
-                Ok::<_, Error>((ids, offs))
+                    texts.par_iter().map(one).collect::<crate::error::Result<Vec<_>>>()
+                })
             })
             .map_err(err)?;
-        Ok((PyBytes::new(py, &ids), PyBytes::new(py, &offs)))
+        let total: usize = parts.iter().map(Vec::len).sum();
+        let ids = PyBytes::new_with(py, total * 4, |buf| {
+            let mut at = 0;
+            for p in &parts {
+                put_le(&mut buf[at..at + p.len() * 4], p);
+                at += p.len() * 4;
+            }
+            Ok(())
+        })?;
+        let offs = PyBytes::new_with(py, (parts.len() + 1) * 8, |buf| {
+            let mut n: u64 = 0;
+            buf[..8].copy_from_slice(&n.to_le_bytes());
+            for (p, out) in parts.iter().zip(buf[8..].chunks_exact_mut(8)) {
+                n += p.len() as u64;
+                out.copy_from_slice(&n.to_le_bytes());
+            }
+            Ok(())
+        })?;
+        Ok((ids, offs))
     }
 
     /// Returns (ids, type_ids, offsets, special_tokens_mask, tokens); offsets are
@@ -796,4 +828,11 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(after_fork, m)?)?;
     m.add_function(wrap_pyfunction!(default_threads, m)?)?;
     Ok(())
+}
+
+/// `ids` as little-endian u32 bytes into `buf` (`4 * ids.len()` bytes).
+fn put_le(buf: &mut [u8], ids: &[u32]) {
+    for (out, id) in buf.chunks_exact_mut(4).zip(ids) {
+        out.copy_from_slice(&id.to_le_bytes());
+    }
 }

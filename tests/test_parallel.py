@@ -72,6 +72,27 @@ def test_thread_counts_and_numpy(corpus, monkeypatch) -> None:
     assert len(empty_ids) == 0 and empty_offsets.tolist() == [0]
 
 
+def test_numpy_paths_match_lists_on_every_kind_of_input(corpus) -> None:
+    """encode_to_numpy / encode_batch_to_numpy give encode's ids, errors and
+    clean-ups: a big document, an empty one, lone surrogates, special tokens."""
+    np = pytest.importorskip("numpy")
+    tok = ts.train(texts=corpus, vocab_size=500, special_tokens=["<|endoftext|>"])
+    big = "".join(make_text(i, 80) for i in range(300))
+    docs = [big, "", "a\ud800b", "x <|endoftext|> y", "héllo 中文"]
+    for d in docs:
+        assert tok.encode_to_numpy(d, allowed_special="all").tolist() == tok.encode(
+            d, allowed_special="all"
+        )
+    ids, offsets = tok.encode_batch_to_numpy(docs, allowed_special="all", num_threads=2)
+    want = tok.encode_batch(docs, allowed_special="all")
+    assert [ids[a:b].tolist() for a, b in zip(offsets[:-1], offsets[1:], strict=True)] == want
+    assert isinstance(ids, np.ndarray) and ids.flags["C_CONTIGUOUS"]
+    with pytest.raises(ts.DisallowedSpecialTokenError):
+        tok.encode_to_numpy("x <|endoftext|> y")
+    with pytest.raises(ts.DisallowedSpecialTokenError):
+        tok.encode_batch_to_numpy(["fine", "x <|endoftext|> y"])
+
+
 def _child(args: tuple[str, list[str]]) -> list[list[int]]:
     spec, docs = args
     return ts.Tokenizer.from_str(spec).encode_batch(docs, num_threads=2)

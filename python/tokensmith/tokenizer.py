@@ -173,11 +173,12 @@ class Tokenizer:
         add_special_tokens: bool = True,
     ) -> np.ndarray:
         """The ids of ``text`` as a ``numpy.uint32`` array, with no Python int per token."""
-        ids, _ = self.encode_batch_to_numpy(
-            [text], allowed_special=allowed_special, disallowed_special=disallowed_special,
-            add_special_tokens=add_special_tokens, num_threads=1,
+        np = _numpy()
+        allowed, permitted = self._policy(allowed_special, disallowed_special)
+        raw = self._call(
+            lambda t: self._core.encode_flat(t, allowed, permitted, add_special_tokens), text
         )
-        return ids
+        return np.frombuffer(raw, dtype="<u4").astype(np.uint32, copy=False)
 
     def encode_batch_to_numpy(
         self,
@@ -193,12 +194,7 @@ class Tokenizer:
         Document ``i`` is ``ids[offsets[i]:offsets[i + 1]]``; ``len(offsets)``
         is one more than the number of documents. Needs numpy.
         """
-        try:
-            import numpy as np
-        except ImportError:
-            from .errors import ConfigError
-
-            raise ConfigError("encode_*_to_numpy needs numpy: pip install numpy") from None
+        np = _numpy()
         allowed, permitted = self._policy(allowed_special, disallowed_special)
         batch = list(texts)
         raw_ids, raw_offsets = self._call(
@@ -384,3 +380,13 @@ def _with_ids(fn):  # type: ignore[no-untyped-def]
         ) from None
     except TypeError as e:
         raise TokenizerFormatError(f"token ids must be integers: {e}") from None
+
+
+def _numpy():  # type: ignore[no-untyped-def]
+    try:
+        import numpy as np
+    except ImportError:
+        from .errors import ConfigError
+
+        raise ConfigError("encode_*_to_numpy needs numpy: pip install numpy") from None
+    return np
