@@ -18,13 +18,13 @@
 //! `None` for any other model (which keeps the merging encoder).
 
 use super::merge::{merge_symbols, PairLookup};
-use rustc_hash::FxHashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, Ordering};
 
 const NONE: u32 = u32::MAX;
-/// Ids this encoder takes: the memo packs two of them in 48 bits.
-const MAX_ID: u32 = 1 << 24;
-/// Bits of the compatibility memo index (1M entries, 8 MB).
+/// Bits of a token id in a memo key (ids this encoder takes: below 2^25).
+const ID_BITS: u32 = 25;
+const MAX_ID: u32 = 1 << ID_BITS;
+/// Bits of the compatibility memo index (1M entries of 4 bytes).
 const MEMO_BITS: u32 = 20;
 
 pub struct Backtrack {
@@ -35,11 +35,32 @@ pub struct Backtrack {
     /// The longest token that is a proper prefix of each token, or NONE.
     next_prefix: Box<[u32]>,
     trie: Trie,
-    memo: Box<[AtomicU64]>,
+    /// Remembered compatibility of pairs, see `compatible`.
+    memo: Box<[AtomicU32]>,
 }
 
-/// Longest-prefix matching over the tokens: the first two bytes through
-/// direct tables, each further byte through one hash lookup of an edge.
+/// One trie node, stored in its parent's group of children: the byte that
+/// leads to it, the token ending at it, and where its own children are.
+#[derive(Clone, Copy)]
+struct Node {
+    token: u32,
+    /// index in `Trie::nodes` of the first child (the children are sorted by byte)
+    kids: u32,
+    /// number of children
+    n: u16,
+    byte: u8,
+}
+
+/// Children of a group larger than this are found by binary search.
+const SCAN_KIDS: usize = 8;
+
+/// Longest-prefix matching over the tokens: the first two bytes (or one
+/// whole three-byte character) through direct tables, each further byte
+/// through the node's group of children.
+///
+/// Groups are laid out depth first, a node's children right after the
+/// group it is in when it is the first child, so a walk down a long token
+/// (or along the bytes of a character) reads neighbouring memory.
 struct Trie {
     /// token of each single byte (NONE when it is none)
     first: Box<[u32; 256]>,
@@ -48,48 +69,110 @@ struct Trie {
     /// (node, longest token within the first three bytes) by the 16 bits a
     /// three-byte UTF-8 character carries
     third: Box<[(u32, u32)]>,
-    /// (node << 8 | byte) -> child node << 32 | the token ending there (NONE if none)
-    edges: FxHashMap<u64, u64>,
-    /// the token that ends at each node, NONE if none
-    token: Vec<u32>,
+    /// every node; 0 is the root, and node 0 as a child means "none"
+    nodes: Vec<Node>,
 }
 
 impl Trie {
-    fn new() -> Self {
-        Trie {
+    /// The trie of `tokens` (bytes, id), none of them empty.
+    fn new(tokens: &[(&[u8], u32)]) -> Self {
+        // a first trie with sorted children lists, then laid out in groups
+        struct Build {
+            kids: Vec<Vec<(u8, u32)>>,
+            token: Vec<u32>,
+        }
+        let mut b = Build {
+            kids: vec![Vec::new()],
+            token: vec![NONE],
+        };
+        for &(bytes, id) in tokens {
+            let mut node = 0usize;
+            for &byte in bytes {
+                node = match b.kids[node].binary_search_by_key(&byte, |k| k.0) {
+                    Ok(i) => b.kids[node][i].1 as usize,
+                    Err(i) => {
+                        let child = b.token.len();
+                        b.kids.push(Vec::new());
+                        b.token.push(NONE);
+                        b.kids[node].insert(i, (byte, child as u32));
+                        child
+                    }
+                };
+            }
+            b.token[node] = id;
+        }
+        let blank = Node {
+            token: NONE,
+            kids: 0,
+            n: 0,
+            byte: 0,
+        };
+        let mut nodes = vec![blank];
+        // (node in the build trie, its index in `nodes`), depth first
+        let mut stack = vec![(0usize, 0usize)];
+        while let Some((old, new)) = stack.pop() {
+            let kids = &b.kids[old];
+            nodes[new].kids = nodes.len() as u32;
+            nodes[new].n = kids.len() as u16;
+            let first = nodes.len();
+            for &(byte, child) in kids {
+                nodes.push(Node {
+                    token: b.token[child as usize],
+                    byte,
+                    ..blank
+                });
+            }
+            // the first child is placed next (popped first)
+            for (k, &(_, child)) in kids.iter().enumerate().rev() {
+                stack.push((child as usize, first + k));
+            }
+        }
+        let mut trie = Trie {
             first: Box::new([NONE; 256]),
             second: vec![(0, NONE); 1 << 16].into_boxed_slice(),
             third: vec![(0, NONE); 1 << 16].into_boxed_slice(),
-            edges: FxHashMap::default(),
-            token: vec![NONE], // node 0: the root, never a child
+            nodes,
+        };
+        for byte in 0..256usize {
+            let Some(one) = trie.child(0, byte as u8) else { continue };
+            trie.first[byte] = trie.nodes[one as usize].token;
+            for byte2 in 0..256usize {
+                let idx = (byte << 8) | byte2;
+                trie.second[idx] = match trie.child(one, byte2 as u8) {
+                    Some(two) => (two, trie.nodes[two as usize].token),
+                    None => (0, NONE),
+                };
+                if trie.second[idx].1 == NONE {
+                    trie.second[idx].1 = trie.first[byte];
+                }
+            }
         }
+        for code in 0x800u32..0x10000 {
+            let Some(ch) = char::from_u32(code) else { continue };
+            let mut buf = [0u8; 4];
+            let t = ch.encode_utf8(&mut buf).as_bytes();
+            let (two, best) = trie.second[((t[0] as usize) << 8) | t[1] as usize];
+            let (node, tok) = match (two != 0).then(|| trie.child(two, t[2])).flatten() {
+                Some(three) => (three, trie.nodes[three as usize].token),
+                None => (0, NONE),
+            };
+            trie.third[Self::third_index(t).expect("a three-byte character")] =
+                (node, if tok != NONE { tok } else { best });
+        }
+        trie
     }
 
-    fn insert(&mut self, bytes: &[u8], id: u32) {
-        if bytes.len() == 1 {
-            self.first[bytes[0] as usize] = id;
-            return;
-        }
-        let idx = ((bytes[0] as usize) << 8) | bytes[1] as usize;
-        let mut node = self.second[idx].0;
-        if node == 0 {
-            node = self.token.len() as u32;
-            self.token.push(NONE);
-            self.second[idx].0 = node;
-        }
-        for &b in &bytes[2..] {
-            let key = ((node as u64) << 8) | b as u64;
-            node = match self.edges.get(&key) {
-                Some(&v) => (v >> 32) as u32,
-                None => {
-                    let child = self.token.len() as u32;
-                    self.token.push(NONE);
-                    self.edges.insert(key, ((child as u64) << 32) | NONE as u64);
-                    child
-                }
-            };
-        }
-        self.token[node as usize] = id;
+    /// The child of `node` (0: the root) by `byte`.
+    #[inline(always)]
+    fn child(&self, node: u32, byte: u8) -> Option<u32> {
+        let nd = self.nodes[node as usize];
+        let kids = &self.nodes[nd.kids as usize..nd.kids as usize + nd.n as usize];
+        let i = if kids.len() <= SCAN_KIDS {
+            kids.iter().position(|k| k.byte == byte)?
+        } else {
+            kids.binary_search_by_key(&byte, |k| k.byte).ok()?
+        };
+        Some(nd.kids + i as u32)
     }
 
     /// The index in `third` of a three-byte UTF-8 character at the start of `t`.
@@ -103,39 +186,13 @@ impl Trie {
         }
     }
 
-    /// Fill in the longest token within the first two bytes of each entry,
-    /// the edges' tokens, and the three-byte table.
-    fn finish(&mut self) {
-        for idx in 0..1usize << 16 {
-            let (node, _) = self.second[idx];
-            let two = if node != 0 { self.token[node as usize] } else { NONE };
-            self.second[idx].1 = if two != NONE { two } else { self.first[idx >> 8] };
-        }
-        let token = &self.token;
-        for v in self.edges.values_mut() {
-            *v = (*v & !0xFFFF_FFFF) | token[(*v >> 32) as usize] as u64;
-        }
-        for code in 0x800u32..0x10000 {
-            let Some(ch) = char::from_u32(code) else { continue };
-            let mut buf = [0u8; 4];
-            let t = ch.encode_utf8(&mut buf).as_bytes();
-            let (node, best) = self.second[((t[0] as usize) << 8) | t[1] as usize];
-            let (node, tok) = match self.edges.get(&(((node as u64) << 8) | t[2] as u64)) {
-                Some(&v) if node != 0 => ((v >> 32) as u32, v as u32),
-                _ => (0, NONE),
-            };
-            self.third[Self::third_index(t).expect("a three-byte character")] =
-                (node, if tok != NONE { tok } else { best });
-        }
-    }
-
     /// The longest token that `text` (non-empty) starts with, or NONE.
     #[inline]
     fn longest(&self, text: &[u8]) -> u32 {
         if text.len() == 1 {
             return self.first[text[0] as usize];
         }
-        let (mut node, mut best, from) = match Self::third_index(text) {
+        let (node, mut best, from) = match Self::third_index(text) {
             Some(i) => {
                 let (node, best) = self.third[i];
                 (node, best, 3)
@@ -145,17 +202,22 @@ impl Trie {
                 (node, best, 2)
             }
         };
+        if node == 0 {
+            return best;
+        }
+        let mut nd = self.nodes[node as usize];
         for &b in &text[from..] {
-            if node == 0 {
-                break;
-            }
-            let Some(&v) = self.edges.get(&(((node as u64) << 8) | b as u64)) else {
-                break;
+            let kids = &self.nodes[nd.kids as usize..nd.kids as usize + nd.n as usize];
+            let found = if kids.len() <= SCAN_KIDS {
+                kids.iter().find(|k| k.byte == b)
+            } else {
+                kids.binary_search_by_key(&b, |k| k.byte).ok().map(|i| &kids[i])
             };
-            node = (v >> 32) as u32;
-            if v as u32 != NONE {
-                best = v as u32;
+            let Some(&k) = found else { break };
+            if k.token != NONE {
+                best = k.token;
             }
+            nd = k;
         }
         best
     }
@@ -238,16 +300,16 @@ impl Backtrack {
         }
         let mut split = vec![(NONE, NONE); n];
         let mut len = vec![0u16; n];
-        let mut trie = Trie::new();
+        let mut tokens = Vec::new();
         for (id, s) in splits.iter().enumerate() {
             if let Some(s) = *s {
                 let bytes = vocab_r[id].as_deref().expect("a token with a split has bytes");
                 split[id] = s;
                 len[id] = bytes.len() as u16;
-                trie.insert(bytes, id as u32);
+                tokens.push((bytes, id as u32));
             }
         }
-        trie.finish();
+        let trie = Trie::new(&tokens);
         let next_prefix = (0..n)
             .map(|id| {
                 let Some(bytes) = vocab_r[id].as_deref().filter(|_| len[id] > 0) else {
@@ -265,21 +327,29 @@ impl Backtrack {
             len: len.into_boxed_slice(),
             next_prefix: next_prefix.into_boxed_slice(),
             trie,
-            memo: (0..1usize << MEMO_BITS).map(|_| AtomicU64::new(0)).collect(),
+            memo: (0..1usize << MEMO_BITS).map(|_| AtomicU32::new(0)).collect(),
         })
     }
 
     /// Whether `a` followed by `b` encodes as `[a, b]`, remembered.
+    ///
+    /// The pair's key splits into a low part of `MEMO_BITS` bits and a
+    /// high part; the slot is the low part mixed with a hash of the high
+    /// part, so a slot and the high part stored in it give back the whole
+    /// key (no two pairs can be mistaken for each other), in 4 bytes:
+    /// high part << 2 | known << 1 | compatible.
     #[inline]
     fn compatible(&self, merges: &impl PairLookup, a: u32, b: u32) -> bool {
-        let key = ((a as u64) << 24) | b as u64;
-        let slot = &self.memo[((key.wrapping_mul(0x9E37_79B9_7F4A_7C15)) >> (64 - MEMO_BITS)) as usize];
+        let key = ((a as u64) << ID_BITS) | b as u64;
+        let (lo, hi) = (key & ((1 << MEMO_BITS) - 1), key >> MEMO_BITS);
+        let mix = hi.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - MEMO_BITS);
+        let slot = &self.memo[(lo ^ mix) as usize];
         let seen = slot.load(Ordering::Relaxed);
-        if seen >> 2 == key && seen & 2 != 0 {
+        if seen >> 2 == hi as u32 && seen & 2 != 0 {
             return seen & 1 != 0;
         }
         let ok = self.compatible_slow(merges, a, b);
-        slot.store((key << 2) | 2 | ok as u64, Ordering::Relaxed);
+        slot.store(((hi as u32) << 2) | 2 | ok as u32, Ordering::Relaxed);
         ok
     }
 
@@ -455,6 +525,45 @@ mod tests {
                     String::from_utf8_lossy(&piece)
                 );
             }
+        }
+    }
+
+    #[test]
+    fn trie_finds_the_longest_token_like_a_plain_search() {
+        // tokens over a few one-, two-, three- and four-byte characters, cut
+        // anywhere (tokens may end inside a character), and texts made of them
+        let chars = ["a", "é", "中", "文", "字", "𝄞", " "];
+        let mut x = 7u64;
+        let mut rnd = |n: usize| {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (x >> 33) as usize % n
+        };
+        let mut text_of = |k: usize, rnd: &mut dyn FnMut(usize) -> usize| -> Vec<u8> {
+            (0..k).flat_map(|_| chars[rnd(chars.len())].bytes()).collect()
+        };
+        let mut tokens: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
+        for _ in 0..400 {
+            let k = 1 + rnd(4);
+            let t = text_of(k, &mut rnd);
+            let cut = 1 + rnd(t.len());
+            if !tokens.contains(&t[..cut].to_vec()) {
+                tokens.push(t[..cut].to_vec());
+            }
+        }
+        let list: Vec<(&[u8], u32)> = tokens.iter().enumerate().map(|(i, t)| (&t[..], i as u32)).collect();
+        let trie = Trie::new(&list);
+        for _ in 0..3000 {
+            let k = 1 + rnd(6);
+            let text = text_of(k, &mut rnd);
+            let start = rnd(text.len());
+            let text = &text[start..];
+            let want = tokens
+                .iter()
+                .enumerate()
+                .filter(|(_, t)| text.starts_with(t))
+                .max_by_key(|(_, t)| t.len())
+                .map_or(NONE, |(i, _)| i as u32);
+            assert_eq!(trie.longest(text), want, "{text:?}");
         }
     }
 

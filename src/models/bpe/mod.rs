@@ -634,7 +634,9 @@ impl Bpe {
                 }
             }
         }
-        let use_cache = no_dropout && piece.len() <= CACHE_MAX_PIECE;
+        // long multi-byte pieces rarely repeat, and the backtracking
+        // encoder is quicker than a cache's hashing and copying
+        let use_cache = no_dropout && piece.len() <= CACHE_MAX_PIECE && !self.backtracks(piece);
         if use_cache {
             if let Ok(cache) = self.cache.try_read() {
                 if let Some(hit) = cache.get(piece) {
@@ -671,6 +673,14 @@ impl Bpe {
             .as_ref()
     }
 
+    /// Whether `piece` goes to the backtracking encoder: it pays off on long
+    /// multi-byte pieces (Chinese, Japanese …), where merging takes many
+    /// rounds; short and ASCII pieces merge fast.
+    #[inline]
+    fn backtracks(&self, piece: &[u8]) -> bool {
+        piece.len() > 6 && self.dropout.is_none_or(|d| d <= 0.0) && !piece.is_ascii() && self.backtrack().is_some()
+    }
+
     /// Merge `piece` into `syms` (empty on entry): no cache, no whole-piece lookup.
     fn merge_piece(&self, piece: &[u8], syms: &mut Vec<(u32, u32)>) {
         if self.dropout.is_some_and(|d| d > 0.0) {
@@ -679,9 +689,7 @@ impl Bpe {
             return;
         }
         let pairs = &self.merges;
-        // Backtracking pays off on long multi-byte pieces (Chinese, Japanese …),
-        // where merging takes many rounds; short ASCII pieces merge fast.
-        if piece.len() > 6 && !piece.is_ascii() {
+        if self.backtracks(piece) {
             if let Some(bt) = self.backtrack() {
                 if bt.encode(pairs, piece, syms) {
                     return;
