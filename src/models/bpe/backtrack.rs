@@ -538,7 +538,7 @@ mod tests {
             x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
             (x >> 33) as usize % n
         };
-        let mut text_of = |k: usize, rnd: &mut dyn FnMut(usize) -> usize| -> Vec<u8> {
+        let text_of = |k: usize, rnd: &mut dyn FnMut(usize) -> usize| -> Vec<u8> {
             (0..k).flat_map(|_| chars[rnd(chars.len())].bytes()).collect()
         };
         let mut tokens: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
