@@ -21,11 +21,13 @@ use super::merge::{merge_symbols, PairLookup};
 use std::sync::atomic::{AtomicU32, Ordering};
 
 const NONE: u32 = u32::MAX;
-/// Bits of a token id in a memo key (ids this encoder takes: below 2^25).
-const ID_BITS: u32 = 25;
+/// Bits of the compatibility memo index (entries of 4 bytes).
+const MEMO_BITS: u32 = 17;
+/// Bits of a token id in a memo key: the key's high part (two ids less
+/// `MEMO_BITS`) takes 30 bits of an entry.
+const ID_BITS: u32 = (30 + MEMO_BITS) / 2;
+/// Ids this encoder takes.
 const MAX_ID: u32 = 1 << ID_BITS;
-/// Bits of the compatibility memo index (1M entries of 4 bytes).
-const MEMO_BITS: u32 = 20;
 
 pub struct Backtrack {
     /// The two tokens whose merge makes each token, `(t, t)` for a byte.

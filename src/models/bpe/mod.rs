@@ -516,6 +516,14 @@ impl Bpe {
         scanner.for_each(text, |s, e| {
             let piece = &bytes[s..e];
             if piece.len() > SHORT_MAX {
+                if self.backtracks(piece) {
+                    // (a whole-token piece is found by the backtracking
+                    // encoder too: the longest token it starts with)
+                    syms.clear();
+                    self.merge_piece(piece, &mut syms);
+                    out.extend(syms.iter().map(|&(id, _)| id));
+                    return;
+                }
                 if self.ignore_merges {
                     if let Some(&id) = self.vocab.get(piece) {
                         out.push(id);
