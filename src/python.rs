@@ -227,12 +227,11 @@ impl Tokenizer {
     ) -> PyResult<Bound<'py, PyList>> {
         let allowed = parse_allowed(allowed)?;
         let permitted = parse_permitted(permitted)?;
-        let ids = py
-            .allow_threads(|| {
-                self.inner
-                    .encode(text, &allowed, permitted.as_ref(), add_special_tokens)
-            })
-            .map_err(err)?;
+        let ids = unlocked(py, text.len(), || {
+            self.inner
+                .encode(text, &allowed, permitted.as_ref(), add_special_tokens)
+        })
+        .map_err(err)?;
         self.id_list(py, &ids)
     }
 
@@ -247,7 +246,7 @@ impl Tokenizer {
     ) -> PyResult<usize> {
         let allowed = parse_allowed(allowed)?;
         let permitted = parse_permitted(permitted)?;
-        py.allow_threads(|| {
+        unlocked(py, text.len(), || {
             self.inner
                 .encode(text, &allowed, permitted.as_ref(), add_special_tokens)
         })
@@ -296,12 +295,11 @@ impl Tokenizer {
     ) -> PyResult<Bound<'py, PyBytes>> {
         let allowed = parse_allowed(allowed)?;
         let permitted = parse_permitted(permitted)?;
-        let ids = py
-            .allow_threads(|| {
-                self.inner
-                    .encode(text, &allowed, permitted.as_ref(), add_special_tokens)
-            })
-            .map_err(err)?;
+        let ids = unlocked(py, text.len(), || {
+            self.inner
+                .encode(text, &allowed, permitted.as_ref(), add_special_tokens)
+        })
+        .map_err(err)?;
         PyBytes::new_with(py, ids.len() * 4, |buf| {
             put_le(buf, &ids);
             Ok(())
@@ -834,5 +832,18 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
 fn put_le(buf: &mut [u8], ids: &[u32]) {
     for (out, id) in buf.chunks_exact_mut(4).zip(ids) {
         out.copy_from_slice(&id.to_le_bytes());
+    }
+}
+
+/// Texts shorter than this are encoded holding the GIL: letting it go and
+/// taking it back costs more than encoding them.
+const UNLOCKED_BYTES: usize = 2048;
+
+/// `f()` with the GIL released when the text (`len` bytes) is long enough.
+fn unlocked<T: pyo3::marker::Ungil>(py: Python<'_>, len: usize, f: impl FnOnce() -> T + pyo3::marker::Ungil) -> T {
+    if len < UNLOCKED_BYTES {
+        f()
+    } else {
+        py.allow_threads(f)
     }
 }

@@ -289,6 +289,16 @@ impl Tokenizer {
 
     /// Encode ordinary text (no added-token splitting) of `text[start..end]`.
     fn encode_text(&self, text: &str, start: usize, allowed: &Allowed, sink: &mut Sink) -> Result<()> {
+        // ids only, nothing to normalize: the fast path of `encode_normalized`
+        // on the text itself, not a copy
+        if sink.offsets.is_none() && self.normalizer.is_none() && !self.added.has_normalized() {
+            if let (Some(scanner), ModelKind::Bpe(bpe)) =
+                (self.pre_tokenizer.as_ref().and_then(|p| p.scanner()), &self.model)
+            {
+                bpe.encode_scanned(scanner, text, sink.ids);
+                return Ok(());
+            }
+        }
         let mut ns = NormalizedString::new(text, start);
         if let Some(n) = &self.normalizer {
             n.normalize(&mut ns)?;

@@ -58,6 +58,8 @@ class Tokenizer:
     def __init__(self, core: _core.Tokenizer) -> None:
         self._core = core
         self._specials: dict[str, int] = {c: i for c, i, s in core.added_tokens() if s}
+        # what the core takes for the default policy (refuse special tokens' text)
+        self._refuse: tuple[object, object] = ("none", "none" if self._specials else None)
 
     # ----------------------------------------------------------- construction
     @classmethod
@@ -78,16 +80,12 @@ class Tokenizer:
     def _policy(
         self, allowed_special: SpecialSet, disallowed_special: SpecialSet
     ) -> tuple[object, object]:
-        # the default (refuse every special token's text) needs no work
-        if disallowed_special == "all" and not allowed_special:
-            return "none", (None if not self._specials else "none")
-        # nor does treating every special token's text as text (``disallowed_special=()``)
-        if (
-            not allowed_special
-            and not disallowed_special
-            and isinstance(disallowed_special, (tuple, list, set, frozenset))
-        ):
-            return "none", None
+        # the common cases first: short texts are call-bound
+        if not allowed_special:
+            if not disallowed_special:
+                return "none", None
+            if disallowed_special == "all":
+                return self._refuse
         if allowed_special == "all":
             allowed: object = "all"
             allowed_names = set(self._specials)
@@ -127,13 +125,19 @@ class Tokenizer:
         ``add_special_tokens`` lets the post-processor add its tokens (BOS,
         CLS/SEP …) when the tokenizer has one.
         """
-        allowed, permitted = self._policy(allowed_special, disallowed_special)
-        try:  # the common case without the `_call` wrapper: short texts are call-bound
+        # `_policy`'s common cases inline: short texts are call-bound
+        if allowed_special:
+            allowed, permitted = self._policy(allowed_special, disallowed_special)
+        elif not disallowed_special:
+            allowed, permitted = "none", None
+        elif disallowed_special == "all":
+            allowed, permitted = self._refuse
+        else:
+            allowed, permitted = self._policy(allowed_special, disallowed_special)
+        try:  # the common case without the `_call` wrapper
             return self._core.encode(text, allowed, permitted, add_special_tokens)
         except (UnicodeEncodeError, DisallowedSpecialTokenError):
-            return self._call(
-                lambda t: self._core.encode(t, allowed, permitted, add_special_tokens), text
-            )
+            return self._call(self._core.encode, text, allowed, permitted, add_special_tokens)
 
     def encode_ordinary(self, text: str) -> list[int]:
         """Encode with every special token treated as ordinary text."""
@@ -173,12 +177,20 @@ class Tokenizer:
         add_special_tokens: bool = True,
     ) -> np.ndarray:
         """The ids of ``text`` as a ``numpy.uint32`` array, with no Python int per token."""
-        np = _numpy()
-        allowed, permitted = self._policy(allowed_special, disallowed_special)
-        raw = self._call(
-            lambda t: self._core.encode_flat(t, allowed, permitted, add_special_tokens), text
-        )
-        return np.frombuffer(raw, dtype="<u4").astype(np.uint32, copy=False)
+        # `_policy`'s common cases inline, as in `encode`
+        if allowed_special:
+            allowed, permitted = self._policy(allowed_special, disallowed_special)
+        elif not disallowed_special:
+            allowed, permitted = "none", None
+        elif disallowed_special == "all":
+            allowed, permitted = self._refuse
+        else:
+            allowed, permitted = self._policy(allowed_special, disallowed_special)
+        try:
+            raw = self._core.encode_flat(text, allowed, permitted, add_special_tokens)
+        except (UnicodeEncodeError, DisallowedSpecialTokenError):
+            raw = self._call(self._core.encode_flat, text, allowed, permitted, add_special_tokens)
+        return _u32_array(raw)
 
     def encode_batch_to_numpy(
         self,
@@ -194,7 +206,6 @@ class Tokenizer:
         Document ``i`` is ``ids[offsets[i]:offsets[i + 1]]``; ``len(offsets)``
         is one more than the number of documents. Needs numpy.
         """
-        np = _numpy()
         allowed, permitted = self._policy(allowed_special, disallowed_special)
         batch = list(texts)
         raw_ids, raw_offsets = self._call(
@@ -203,8 +214,8 @@ class Tokenizer:
             ),
             batch,
         )
-        return (np.frombuffer(raw_ids, dtype="<u4").astype(np.uint32, copy=False),
-                np.frombuffer(raw_offsets, dtype="<u8").astype(np.uint64, copy=False))
+        _, _, frombuffer, u64 = _numpy()
+        return _u32_array(raw_ids), frombuffer(raw_offsets, u64)
 
     def count(
         self,
@@ -216,9 +227,7 @@ class Tokenizer:
     ) -> int:
         """Number of tokens of ``text``."""
         allowed, permitted = self._policy(allowed_special, disallowed_special)
-        return self._call(
-            lambda t: self._core.count(t, allowed, permitted, add_special_tokens), text
-        )
+        return self._call(self._core.count, text, allowed, permitted, add_special_tokens)
 
     def encode_full(
         self,
@@ -259,7 +268,10 @@ class Tokenizer:
 
         Bytes that do not form valid UTF-8 become U+FFFD.
         """
-        return _with_ids(lambda: self._core.decode(_as_list(ids), skip_special_tokens))
+        try:  # (no closure: short decodes are call-bound)
+            return self._core.decode(ids if type(ids) is list else list(ids), skip_special_tokens)
+        except (OverflowError, TypeError) as e:
+            raise _id_error(e) from None
 
     def decode_batch(
         self, batch: Iterable[Sequence[int]], *, skip_special_tokens: bool = False
@@ -270,7 +282,10 @@ class Tokenizer:
 
     def decode_bytes(self, ids: Sequence[int]) -> bytes:
         """The raw bytes of ``ids`` (no decoder, no replacement characters)."""
-        return _with_ids(lambda: self._core.decode_bytes(_as_list(ids)))
+        try:
+            return self._core.decode_bytes(ids if type(ids) is list else list(ids))
+        except (OverflowError, TypeError) as e:
+            raise _id_error(e) from None
 
     # ------------------------------------------------------------ vocabulary
     def token_to_id(self, token: str) -> int | None:
@@ -372,21 +387,40 @@ def _with_ids(fn):  # type: ignore[no-untyped-def]
     """Run a decode; ids that are negative or too large are unknown ids."""
     try:
         return fn()
-    except OverflowError:
+    except (OverflowError, TypeError) as e:
+        raise _id_error(e) from None
+
+
+def _id_error(e: Exception) -> Exception:
+    """The error to raise for a decode that failed on its ids with ``e``."""
+    if isinstance(e, OverflowError):
         from .errors import UnknownIdError
 
-        raise UnknownIdError(
-            "a token id is negative or too large for any vocabulary", None
-        ) from None
-    except TypeError as e:
-        raise TokenizerFormatError(f"token ids must be integers: {e}") from None
+        return UnknownIdError("a token id is negative or too large for any vocabulary", None)
+    return TokenizerFormatError(f"token ids must be integers: {e}")
 
 
-def _numpy():  # type: ignore[no-untyped-def]
-    try:
-        import numpy as np
-    except ImportError:
-        from .errors import ConfigError
+_NUMPY: tuple = ()
 
-        raise ConfigError("encode_*_to_numpy needs numpy: pip install numpy") from None
-    return np
+
+def _numpy() -> tuple:  # type: ignore[type-arg]
+    """(numpy, uint32 little-endian dtype, numpy.frombuffer, uint64 little-endian dtype),
+    imported once."""
+    global _NUMPY
+    if not _NUMPY:
+        try:
+            import numpy as np
+        except ImportError:
+            from .errors import ConfigError
+
+            raise ConfigError("encode_*_to_numpy needs numpy: pip install numpy") from None
+        _NUMPY = (np, np.dtype("<u4"), np.frombuffer, np.dtype("<u8"))
+    return _NUMPY
+
+
+def _u32_array(raw: bytes) -> np.ndarray:
+    """Little-endian u32 bytes as a (read-only) numpy array, without a copy."""
+    if _NUMPY:
+        return _NUMPY[2](raw, _NUMPY[1])
+    _, u32, frombuffer, _ = _numpy()
+    return frombuffer(raw, u32)

@@ -511,8 +511,9 @@ impl Bpe {
         out: &mut Vec<u32>,
     ) {
         let bytes = text.as_bytes();
-        let mut buf: Vec<(u32, u32)> = Vec::with_capacity(64);
-        let mut syms: Vec<(u32, u32)> = Vec::with_capacity(64);
+        // (allocated on first use: a short text of known pieces needs neither)
+        let mut buf: Vec<(u32, u32)> = Vec::new();
+        let mut syms: Vec<(u32, u32)> = Vec::new();
         scanner.for_each(text, |s, e| {
             let piece = &bytes[s..e];
             if piece.len() > SHORT_MAX {
@@ -540,7 +541,12 @@ impl Bpe {
             let hot = (h >> (64 - HOT_BITS)) as usize;
             let slot = &local.hot[hot];
             if slot.key == key {
-                out.extend_from_slice(&slot.ids[..slot.n as usize]);
+                // (one id mostly: no call to copy a slice)
+                if slot.n == 1 {
+                    out.push(slot.ids[0]);
+                } else {
+                    out.extend_from_slice(&slot.ids[..slot.n as usize]);
+                }
                 return;
             }
             if self.ignore_merges {

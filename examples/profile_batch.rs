@@ -1,0 +1,66 @@
+//! Profile batch encoding: `cargo run --release --example profile_batch -- RANKFILE FILE N`.
+//! Cuts the first 4 MB of FILE into 1-4 KB documents, warms up on documents
+//! cut from its last 1 MB, then times N rounds of the batch, each on fresh
+//! tokenizers, on two threads (as benchmarks/encode.py does), printing MB/s.
+use rayon::prelude::*;
+use std::time::Instant;
+use tokensmith::added_tokens::Allowed;
+use tokensmith::pre_tokenizers::{CL100K_PATTERN, O200K_PATTERN};
+use tokensmith::Tokenizer;
+
+fn docs(text: &str, total: usize, seed: &mut u64) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut pos = 0;
+    while pos < text.len() && pos < total {
+        *seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        let mut end = (pos + 1000 + (*seed >> 33) as usize % 3000).min(text.len());
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        out.push(text[pos..end].to_string());
+        pos = end;
+    }
+    out
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let pattern = if args[1].contains("o200k") {
+        O200K_PATTERN
+    } else {
+        CL100K_PATTERN
+    };
+    let data = std::fs::read(&args[1]).expect("rank file");
+    let full = std::fs::read_to_string(&args[2]).expect("text");
+    let n: usize = args[3].parse().expect("N");
+    let mut seed = 20261129u64;
+    let mut cut = full.len() - 1_000_000;
+    while !full.is_char_boundary(cut) {
+        cut += 1;
+    }
+    let batch = docs(&full, 4_000_000.min(cut), &mut seed);
+    let warm = docs(&full[cut..], 1_000_000, &mut seed);
+    let bytes: usize = batch.iter().map(String::len).sum();
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().expect("pool");
+    let mut best = 0f64;
+    for _ in 0..n {
+        let t = Tokenizer::from_tiktoken(&data, pattern, &[]).expect("load");
+        let run = |docs: &[String]| -> usize {
+            pool.install(|| {
+                docs.par_iter()
+                    .map(|d| t.encode(d, &Allowed::None, None, false).expect("encode").len())
+                    .sum()
+            })
+        };
+        run(&warm);
+        let s = Instant::now();
+        let tokens = run(&batch);
+        let e = s.elapsed().as_secs_f64();
+        best = best.max(bytes as f64 / 1e6 / e);
+        eprintln!("{tokens} tokens in {:.1} ms", e * 1e3);
+    }
+    println!(
+        "batch of {} documents ({bytes} bytes), 2 threads: best {best:.1} MB/s",
+        batch.len()
+    );
+}
