@@ -720,6 +720,12 @@ def worker_env(threads: int, cache: Path) -> dict[str, str]:
     env = dict(os.environ)
     env.update(
         RAYON_NUM_THREADS=str(threads),
+        # numpy's OpenBLAS starts a thread per core on import that spins for
+        # a while: no library here uses BLAS, and the spinning threads took
+        # CPU from the timed calls of every library that imports numpy
+        OPENBLAS_NUM_THREADS="1",
+        OMP_NUM_THREADS="1",
+        MKL_NUM_THREADS="1",
         TOKENIZERS_PARALLELISM="true" if threads > 1 else "false",
         TIKTOKEN_CACHE_DIR=str(cache),
         HF_HUB_OFFLINE="1",
