@@ -21,6 +21,10 @@ use super::merge::{merge_symbols, PairLookup};
 use std::sync::atomic::{AtomicU32, Ordering};
 
 const NONE: u32 = u32::MAX;
+/// The work (compatibility steps, candidate tokens) `Backtrack::encode`
+/// may spend per byte of a piece, and on any piece, before it gives up.
+const WORK_PER_BYTE: usize = 8;
+const WORK_BASE: usize = 64;
 /// Bits of the compatibility memo index (entries of 4 bytes).
 const MEMO_BITS: u32 = 17;
 /// Bits of a token id in a memo key: the key's high part (two ids less
@@ -78,31 +82,11 @@ struct Trie {
 impl Trie {
     /// The trie of `tokens` (bytes, id), none of them empty.
     fn new(tokens: &[(&[u8], u32)]) -> Self {
-        // a first trie with sorted children lists, then laid out in groups
-        struct Build {
-            kids: Vec<Vec<(u8, u32)>>,
-            token: Vec<u32>,
-        }
-        let mut b = Build {
-            kids: vec![Vec::new()],
-            token: vec![NONE],
-        };
-        for &(bytes, id) in tokens {
-            let mut node = 0usize;
-            for &byte in bytes {
-                node = match b.kids[node].binary_search_by_key(&byte, |k| k.0) {
-                    Ok(i) => b.kids[node][i].1 as usize,
-                    Err(i) => {
-                        let child = b.token.len();
-                        b.kids.push(Vec::new());
-                        b.token.push(NONE);
-                        b.kids[node].insert(i, (byte, child as u32));
-                        child
-                    }
-                };
-            }
-            b.token[node] = id;
-        }
+        // Sorted, the tokens under a node are one range, and its children
+        // split that range by the next byte: the nodes come out group by
+        // group, depth first, with no trie built first.
+        let mut sorted = tokens.to_vec();
+        sorted.sort_unstable_by(|a, b| a.0.cmp(b.0));
         let blank = Node {
             token: NONE,
             kids: 0,
@@ -110,23 +94,36 @@ impl Trie {
             byte: 0,
         };
         let mut nodes = vec![blank];
-        // (node in the build trie, its index in `nodes`), depth first
-        let mut stack = vec![(0usize, 0usize)];
-        while let Some((old, new)) = stack.pop() {
-            let kids = &b.kids[old];
-            nodes[new].kids = nodes.len() as u32;
-            nodes[new].n = kids.len() as u16;
+        // (node, its tokens sorted[lo..hi], depth), each sharing the node's bytes
+        let mut stack = vec![(0usize, 0usize, sorted.len(), 0usize)];
+        let mut groups: Vec<(usize, usize)> = Vec::new();
+        while let Some((node, lo, hi, depth)) = stack.pop() {
+            // the node's own token sorts first (the shortest), already placed
+            let mut i = lo;
+            if i < hi && sorted[i].0.len() == depth {
+                i += 1;
+            }
+            groups.clear();
+            while i < hi {
+                let byte = sorted[i].0[depth];
+                let j = i + sorted[i..hi].partition_point(|t| t.0[depth] == byte);
+                groups.push((i, j));
+                i = j;
+            }
+            nodes[node].kids = nodes.len() as u32;
+            nodes[node].n = groups.len() as u16;
             let first = nodes.len();
-            for &(byte, child) in kids {
+            for &(a, _) in &groups {
+                let (bytes, id) = sorted[a];
                 nodes.push(Node {
-                    token: b.token[child as usize],
-                    byte,
+                    token: if bytes.len() == depth + 1 { id } else { NONE },
+                    byte: bytes[depth],
                     ..blank
                 });
             }
             // the first child is placed next (popped first)
-            for (k, &(_, child)) in kids.iter().enumerate().rev() {
-                stack.push((child as usize, first + k));
+            for (k, &(a, b)) in groups.iter().enumerate().rev() {
+                stack.push((first + k, a, b, depth + 1));
             }
         }
         let mut trie = Trie {
@@ -279,21 +276,23 @@ impl Backtrack {
                 };
                 // Without the cap, BPE must make the token exactly when the
                 // capped merges end one merge before it (else merges do not
-                // follow ids, and this encoder does not apply).
-                let mut all: Vec<(u32, u32)> = bytes.iter().map(|&b| (byte_ids[b as usize], 1)).collect();
+                // follow ids, and this encoder does not apply). Merging
+                // without the cap repeats the capped merges first (while a
+                // pair below the cap is left, the lowest pair is one), so it
+                // goes on from where they stopped; with a split, the one pair
+                // left is the token's own merge, and it makes the token.
+                if split.is_some() {
+                    return Some(split);
+                }
                 merge(
-                    &mut all,
+                    &mut syms,
                     &Capped {
                         merges,
                         below: u32::MAX,
                     },
                 );
-                let made = matches!(all[..], [(t, _)] if t == id as u32);
-                Some(if made == split.is_some() {
-                    split
-                } else {
-                    Some((NONE, NONE))
-                })
+                let made = matches!(syms[..], [(t, _)] if t == id as u32);
+                Some(if made { Some((NONE, NONE)) } else { None })
             })
             .map(|s| s.flatten())
             .collect();
@@ -312,16 +311,12 @@ impl Backtrack {
             }
         }
         let trie = Trie::new(&tokens);
+        // the longest token that is a proper prefix: what the token's bytes
+        // but the last start with
         let next_prefix = (0..n)
-            .map(|id| {
-                let Some(bytes) = vocab_r[id].as_deref().filter(|_| len[id] > 0) else {
-                    return NONE;
-                };
-                (1..bytes.len())
-                    .rev()
-                    .map(|k| trie.longest(&bytes[..k]))
-                    .find(|&t| t != NONE)
-                    .unwrap_or(NONE)
+            .map(|id| match vocab_r[id].as_deref().filter(|_| len[id] > 0) {
+                Some(bytes) if bytes.len() > 1 => trie.longest(&bytes[..bytes.len() - 1]),
+                _ => NONE,
             })
             .collect::<Vec<u32>>();
         Some(Backtrack {
@@ -341,7 +336,7 @@ impl Backtrack {
     /// key (no two pairs can be mistaken for each other), in 4 bytes:
     /// high part << 2 | known << 1 | compatible.
     #[inline]
-    fn compatible(&self, merges: &impl PairLookup, a: u32, b: u32) -> bool {
+    fn compatible(&self, merges: &impl PairLookup, a: u32, b: u32, work: &mut usize) -> bool {
         let key = ((a as u64) << ID_BITS) | b as u64;
         let (lo, hi) = (key & ((1 << MEMO_BITS) - 1), key >> MEMO_BITS);
         let mix = hi.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - MEMO_BITS);
@@ -350,7 +345,7 @@ impl Backtrack {
         if seen >> 2 == hi as u32 && seen & 2 != 0 {
             return seen & 1 != 0;
         }
-        let ok = self.compatible_slow(merges, a, b);
+        let ok = self.compatible_slow(merges, a, b, work);
         slot.store(((hi as u32) << 2) | 2 | ok as u32, Ordering::Relaxed);
         ok
     }
@@ -361,9 +356,10 @@ impl Backtrack {
     /// each other before the merge that was undone last (`limit`): BPE
     /// would have merged across. A merge left of the boundary's last merge
     /// wins a tie with it (leftmost first), one right of it loses.
-    fn compatible_slow(&self, merges: &impl PairLookup, mut a: u32, mut b: u32) -> bool {
+    fn compatible_slow(&self, merges: &impl PairLookup, mut a: u32, mut b: u32, work: &mut usize) -> bool {
         let mut limit = u32::MAX;
         loop {
+            *work += 1;
             if let Some((rank, _)) = merges.pair(a, b) {
                 if rank < limit {
                     return false;
@@ -398,16 +394,26 @@ impl Backtrack {
     /// Encode `piece` (non-empty) into `out` as (id, byte length). False,
     /// with `out` as it was, if it could not (which the tests say never
     /// happens for a model it was built for).
+    ///
+    /// Random text (every pair new, so every check undoes merges) can make
+    /// this slower than merging: past a budget of work proportional to the
+    /// piece's length it gives up, and the caller merges.
     pub fn encode(&self, merges: &impl PairLookup, piece: &[u8], out: &mut Vec<(u32, u32)>) -> bool {
+        let budget = WORK_PER_BYTE * piece.len() + WORK_BASE;
+        let mut work = 0;
         let start = out.len();
         // Most pieces: the longest token every time, each compatible.
         let mut pos = 0;
         let mut last = NONE;
         while pos < piece.len() {
             let t = self.trie.longest(&piece[pos..]);
-            if t == NONE || (last != NONE && !self.compatible(merges, last, t)) {
+            if t == NONE || (last != NONE && !self.compatible(merges, last, t, &mut work)) {
                 out.truncate(start);
-                return self.encode_backtracking(merges, piece, out);
+                return work <= budget && self.encode_backtracking(merges, piece, out, work, budget);
+            }
+            if work > budget {
+                out.truncate(start);
+                return false;
             }
             let l = self.len[t as usize] as usize;
             out.push((t, l as u32));
@@ -417,7 +423,14 @@ impl Backtrack {
         true
     }
 
-    fn encode_backtracking(&self, merges: &impl PairLookup, piece: &[u8], out: &mut Vec<(u32, u32)>) -> bool {
+    fn encode_backtracking(
+        &self,
+        merges: &impl PairLookup,
+        piece: &[u8],
+        out: &mut Vec<(u32, u32)>,
+        mut work: usize,
+        budget: usize,
+    ) -> bool {
         let start = out.len();
         let n = piece.len();
         // positions from which the rest of the piece can still be encoded
@@ -430,7 +443,12 @@ impl Backtrack {
             let last = if out.len() > start { out[out.len() - 1].0 } else { NONE };
             loop {
                 let end = pos + self.len[token as usize] as usize;
-                if is_open(&open, end) && (last == NONE || self.compatible(merges, last, token)) {
+                work += 1;
+                if work > budget {
+                    out.truncate(start);
+                    return false;
+                }
+                if is_open(&open, end) && (last == NONE || self.compatible(merges, last, token, &mut work)) {
                     out.push((token, (end - pos) as u32));
                     pos = end;
                     next = if pos < n {
