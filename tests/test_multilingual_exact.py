@@ -120,3 +120,21 @@ def test_generated_multibyte_strings(pair) -> None:
     assert tok.encode_batch(texts, disallowed_special=()) == real.encode_batch(
         texts, disallowed_special=()
     )
+
+
+def test_random_letters_long_pieces(pair) -> None:
+    """Long runs of random letters (no word ever repeats: every pair of
+    tokens is new to the compatibility memo, and the backtracking encoder
+    may run out of its work budget and hand the piece to merging)."""
+    tok, real = pair
+    rng = random.Random(7)
+    alphabets = [
+        "éèêëàâäôöûüçñÉÈÊËÀÂÄÔÖÛÜÇÑабвгдеёжзийклмнопАБВГДЕЁЖЗИЙКЛМНОП",
+        "αβγδεζηθικλμνξοπρστυφχψωΑΒΓΔéàü",
+        "".join(chr(c) for c in range(0x4E00, 0x4E00 + 3000, 7)),
+        "абвгдеёжзийклмнопрстуфхцчшщъыьэюя",
+    ]
+    for k, alphabet in enumerate(alphabets):
+        for n in (7, 40, 300, 5000, 60_000):
+            text = "".join(rng.choice(alphabet) for _ in range(n))
+            _same(tok, real, text, f"alphabet {k}, {n} letters")
