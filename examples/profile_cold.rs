@@ -61,5 +61,7 @@ fn perf_ctl(cmd: &str) {
             .open(path)
             .expect("perf control fifo");
         writeln!(f, "{cmd}").expect("perf control");
+        // perf reads the fifo when it gets to it: let it
+        std::thread::sleep(std::time::Duration::from_millis(30));
     }
 }
