@@ -687,13 +687,12 @@ impl Bpe {
             .as_ref()
     }
 
-    /// Whether `piece` goes to the backtracking encoder: it pays off on
-    /// multi-byte pieces of two characters or more (Chinese, Japanese …),
-    /// where merging takes many rounds; ASCII pieces merge fast (measured:
-    /// backtracking them was slower on English and code).
+    /// Whether `piece` goes to the backtracking encoder: it pays off on long
+    /// multi-byte pieces (Chinese, Japanese …), where merging takes many
+    /// rounds; short and ASCII pieces merge fast.
     #[inline]
     fn backtracks(&self, piece: &[u8]) -> bool {
-        piece.len() > 3 && self.dropout.is_none_or(|d| d <= 0.0) && !piece.is_ascii() && self.backtrack().is_some()
+        piece.len() > 6 && self.dropout.is_none_or(|d| d <= 0.0) && !piece.is_ascii() && self.backtrack().is_some()
     }
 
     /// Merge `piece` into `syms` (empty on entry): no cache, no whole-piece lookup.
