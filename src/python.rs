@@ -83,6 +83,25 @@ impl Tokenizer {
         }
     }
 
+    /// The ids of one text, the policy arguments parsed (for `encode`,
+    /// `encode_flat` and `count`).
+    fn ids_of(
+        &self,
+        py: Python<'_>,
+        text: &str,
+        allowed: &Bound<'_, PyAny>,
+        permitted: Option<&Bound<'_, PyAny>>,
+        add_special_tokens: bool,
+    ) -> PyResult<Vec<u32>> {
+        let allowed = parse_allowed(allowed)?;
+        let permitted = parse_permitted(permitted)?;
+        unlocked(py, text.len(), || {
+            self.inner
+                .encode(text, &allowed, permitted.as_ref(), add_special_tokens)
+        })
+        .map_err(err)
+    }
+
     /// `ids` as a Python list of ints (the cached int objects, where there is one).
     fn id_list<'py>(&self, py: Python<'py>, ids: &[u32]) -> PyResult<Bound<'py, PyList>> {
         use pyo3::ffi;
@@ -225,13 +244,7 @@ impl Tokenizer {
         permitted: Option<&Bound<'_, PyAny>>,
         add_special_tokens: bool,
     ) -> PyResult<Bound<'py, PyList>> {
-        let allowed = parse_allowed(allowed)?;
-        let permitted = parse_permitted(permitted)?;
-        let ids = unlocked(py, text.len(), || {
-            self.inner
-                .encode(text, &allowed, permitted.as_ref(), add_special_tokens)
-        })
-        .map_err(err)?;
+        let ids = self.ids_of(py, text, allowed, permitted, add_special_tokens)?;
         self.id_list(py, &ids)
     }
 
@@ -244,14 +257,7 @@ impl Tokenizer {
         permitted: Option<&Bound<'_, PyAny>>,
         add_special_tokens: bool,
     ) -> PyResult<usize> {
-        let allowed = parse_allowed(allowed)?;
-        let permitted = parse_permitted(permitted)?;
-        unlocked(py, text.len(), || {
-            self.inner
-                .encode(text, &allowed, permitted.as_ref(), add_special_tokens)
-        })
-        .map(|v| v.len())
-        .map_err(err)
+        Ok(self.ids_of(py, text, allowed, permitted, add_special_tokens)?.len())
     }
 
     #[pyo3(signature = (texts, allowed, permitted=None, add_special_tokens=true, num_threads=None))]
@@ -293,13 +299,7 @@ impl Tokenizer {
         permitted: Option<&Bound<'_, PyAny>>,
         add_special_tokens: bool,
     ) -> PyResult<Bound<'py, PyBytes>> {
-        let allowed = parse_allowed(allowed)?;
-        let permitted = parse_permitted(permitted)?;
-        let ids = unlocked(py, text.len(), || {
-            self.inner
-                .encode(text, &allowed, permitted.as_ref(), add_special_tokens)
-        })
-        .map_err(err)?;
+        let ids = self.ids_of(py, text, allowed, permitted, add_special_tokens)?;
         PyBytes::new_with(py, ids.len() * 4, |buf| {
             put_le(buf, &ids);
             Ok(())

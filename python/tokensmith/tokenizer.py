@@ -177,15 +177,7 @@ class Tokenizer:
         add_special_tokens: bool = True,
     ) -> np.ndarray:
         """The ids of ``text`` as a ``numpy.uint32`` array, with no Python int per token."""
-        # `_policy`'s common cases inline, as in `encode`
-        if allowed_special:
-            allowed, permitted = self._policy(allowed_special, disallowed_special)
-        elif not disallowed_special:
-            allowed, permitted = "none", None
-        elif disallowed_special == "all":
-            allowed, permitted = self._refuse
-        else:
-            allowed, permitted = self._policy(allowed_special, disallowed_special)
+        allowed, permitted = self._policy(allowed_special, disallowed_special)
         try:
             raw = self._core.encode_flat(text, allowed, permitted, add_special_tokens)
         except (UnicodeEncodeError, DisallowedSpecialTokenError):
