@@ -42,12 +42,12 @@ fn pool(threads: usize) -> Option<Arc<ThreadPool>> {
 }
 
 /// Run `f` on a pool of `threads` threads (default: [`default_threads`]).
-/// With one thread, or if no pool can be made, `f` runs on the caller's thread.
+/// One thread is a pool too, so that any parallel iterator inside `f` keeps
+/// to it (outside every pool, rayon would start its global pool: more
+/// threads than asked for, and one a forked child cannot use). If no pool
+/// can be made, `f` runs on the caller's thread.
 pub fn install<R: Send>(threads: Option<usize>, f: impl FnOnce() -> R + Send) -> R {
     let n = threads.filter(|&n| n > 0).unwrap_or_else(default_threads);
-    if n <= 1 {
-        return f();
-    }
     match pool(n) {
         Some(p) => p.install(f),
         None => f(),

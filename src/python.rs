@@ -386,10 +386,12 @@ impl Tokenizer {
     #[pyo3(signature = (batch, skip_special_tokens=false))]
     fn decode_batch(&self, py: Python<'_>, batch: Vec<Vec<u32>>, skip_special_tokens: bool) -> PyResult<Vec<String>> {
         py.allow_threads(|| {
-            batch
-                .par_iter()
-                .map(|ids| self.inner.decode(ids, skip_special_tokens))
-                .collect::<crate::error::Result<Vec<_>>>()
+            crate::parallel::install(None, || {
+                batch
+                    .par_iter()
+                    .map(|ids| self.inner.decode(ids, skip_special_tokens))
+                    .collect::<crate::error::Result<Vec<_>>>()
+            })
         })
         .map_err(err)
     }

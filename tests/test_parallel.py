@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import json
 import multiprocessing
+import os
 import random
+import subprocess
+import sys
 
 import pytest
 import tokensmith as ts
 
-from .conftest import make_text
+from .conftest import asset, make_text
 
 LINES = ["x\n", "x.\n/y", "a  \nb", "\n \n c", "  \n\n  d", "e\r\nf", "g\n\n\nh", "\t\n\ti",
          "end.\n", "\u3000\nz", "中\n文", "'s\n'S", "1\n2", "  ", "\n/", "k\n "]
@@ -108,6 +111,44 @@ def test_fork_after_parallel_work(corpus) -> None:
     with ctx.Pool(2) as pool:
         results = pool.map_async(_child, [(tok.to_str(), docs)] * 2).get(timeout=60)
     assert results == [want, want]
+
+
+_FORK_CHILD = """
+import os, sys, tokensmith as ts
+tok = ts.Tokenizer.from_str(sys.stdin.read())
+docs = ["doc %d: some words and 中文字符的句子很长 %d" % (i, i) for i in range(300)]
+want = tok.encode_batch(docs, num_threads=1)
+tok.decode_batch(want)
+tasks = len(os.listdir("/proc/self/task"))
+pid = os.fork()
+if pid == 0:
+    # a fresh tokenizer: its first long Chinese piece builds what the
+    # encoder needs, in parallel, in the child
+    fresh = ts.Tokenizer.from_str(tok.to_str())
+    ok = fresh.encode_batch(docs, num_threads=1) == want and fresh.decode_batch(want)
+    os._exit(0 if ok else 3)
+_, status = os.waitpid(pid, 0)
+print(tasks, os.waitstatus_to_exitcode(status))
+"""
+
+
+def test_one_thread_means_one_pool_thread_and_fork_is_safe() -> None:
+    """``num_threads=1`` runs on one tokensmith thread (rayon's global pool,
+    which a forked child cannot use, never starts), and a forked child can
+    encode, decode and build the backtracking encoder (tiktoken ranks)."""
+    forks = "fork" in multiprocessing.get_all_start_methods()
+    if not forks or not os.path.isdir("/proc/self/task"):
+        pytest.skip("needs fork and /proc")
+    tok = ts.load(asset("cl100k_base", "cl100k_base.tiktoken"))
+    env = dict(os.environ, TOKENSMITH_NUM_THREADS="2", RAYON_NUM_THREADS="2")
+    out = subprocess.run([sys.executable, "-c", _FORK_CHILD], input=tok.to_str(), text=True,
+                         capture_output=True, timeout=120, env=env)
+    assert out.returncode == 0, out.stderr
+    tasks, child = map(int, out.stdout.split())
+    assert child == 0
+    # the main thread, one pool thread for num_threads=1, two for the default
+    # pool (the encoder's build) and nothing from rayon's global pool
+    assert tasks <= 4, tasks
 
 
 def test_ten_thousand_added_tokens(corpus) -> None:

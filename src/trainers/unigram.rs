@@ -273,20 +273,22 @@ fn seed(words: &Words, cfg: &UnigramTrainerConfig) -> Vec<(String, f64)> {
     let n = text.len();
     let sa = suffix_array(&text, depth);
     // lcp[i]: common prefix of suffixes sa[i-1] and sa[i], capped, never across a separator
-    let lcp: Vec<u32> = (0..n)
-        .into_par_iter()
-        .map(|i| {
-            if i == 0 {
-                return 0;
-            }
-            let (a, b) = (sa[i - 1] as usize, sa[i] as usize);
-            let mut l = 0;
-            while l < depth && a + l < n && b + l < n && text[a + l] == text[b + l] && text[a + l] != SEP {
-                l += 1;
-            }
-            l as u32
-        })
-        .collect();
+    let lcp: Vec<u32> = crate::parallel::install(None, || {
+        (0..n)
+            .into_par_iter()
+            .map(|i| {
+                if i == 0 {
+                    return 0;
+                }
+                let (a, b) = (sa[i - 1] as usize, sa[i] as usize);
+                let mut l = 0;
+                while l < depth && a + l < n && b + l < n && text[a + l] == text[b + l] && text[a + l] != SEP {
+                    l += 1;
+                }
+                l as u32
+            })
+            .collect()
+    });
     // prefix sums of word counts in suffix order
     let mut prefix = Vec::with_capacity(n + 1);
     prefix.push(0u64);
