@@ -5,8 +5,9 @@
 use rayon::prelude::*;
 use std::time::Instant;
 use tokensmith::added_tokens::Allowed;
-use tokensmith::pre_tokenizers::{CL100K_PATTERN, O200K_PATTERN};
-use tokensmith::Tokenizer;
+
+mod common;
+use common::{boundary_after, load};
 
 fn docs(text: &str, total: usize, seed: &mut u64) -> Vec<String> {
     let mut out = Vec::new();
@@ -25,26 +26,17 @@ fn docs(text: &str, total: usize, seed: &mut u64) -> Vec<String> {
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let pattern = if args[1].contains("o200k") {
-        O200K_PATTERN
-    } else {
-        CL100K_PATTERN
-    };
-    let data = std::fs::read(&args[1]).expect("rank file");
     let full = std::fs::read_to_string(&args[2]).expect("text");
     let n: usize = args[3].parse().expect("N");
     let mut seed = 20261129u64;
-    let mut cut = full.len() - 1_000_000;
-    while !full.is_char_boundary(cut) {
-        cut += 1;
-    }
+    let cut = boundary_after(&full, full.len() - 1_000_000);
     let batch = docs(&full, 4_000_000.min(cut), &mut seed);
     let warm = docs(&full[cut..], 1_000_000, &mut seed);
     let bytes: usize = batch.iter().map(String::len).sum();
     let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().expect("pool");
     let mut best = 0f64;
     for _ in 0..n {
-        let t = Tokenizer::from_tiktoken(&data, pattern, &[]).expect("load");
+        let t = load(&args[1]);
         let run = |docs: &[String]| -> usize {
             pool.install(|| {
                 docs.par_iter()

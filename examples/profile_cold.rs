@@ -4,30 +4,18 @@
 //! then the first 1 MB, timing only the latter.
 use std::time::Instant;
 use tokensmith::added_tokens::Allowed;
-use tokensmith::pre_tokenizers::{CL100K_PATTERN, O200K_PATTERN};
 use tokensmith::Tokenizer;
+
+mod common;
+use common::{boundary_after, load};
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let pattern = if args[1].contains("o200k") {
-        O200K_PATTERN
-    } else {
-        CL100K_PATTERN
-    };
-    let data = std::fs::read(&args[1]).expect("rank file");
     let full = std::fs::read_to_string(&args[2]).expect("text");
     let n: usize = args[3].parse().expect("N");
-    let cut = |mut i: usize| {
-        while !full.is_char_boundary(i) {
-            i += 1;
-        }
-        i
-    };
-    let doc = &full[..cut(1_000_000)];
-    let warm = &full[cut(full.len() - 1_000_000)..];
-    let toks: Vec<Tokenizer> = (0..n)
-        .map(|_| Tokenizer::from_tiktoken(&data, pattern, &[]).expect("load"))
-        .collect();
+    let doc = &full[..boundary_after(&full, 1_000_000)];
+    let warm = &full[boundary_after(&full, full.len() - 1_000_000)..];
+    let toks: Vec<Tokenizer> = (0..n).map(|_| load(&args[1])).collect();
     let early = std::env::var("WARM_EARLY").is_ok_and(|w| w == "1");
     if early {
         for t in &toks {

@@ -8,23 +8,9 @@
 
 use std::time::Instant;
 use tokensmith::added_tokens::Allowed;
-use tokensmith::pre_tokenizers::{CL100K_PATTERN, GPT2_PATTERN, O200K_PATTERN};
-use tokensmith::Tokenizer;
 
-fn load(path: &str) -> Tokenizer {
-    if path.ends_with(".tiktoken") {
-        let pattern = if path.contains("o200k") {
-            O200K_PATTERN
-        } else if path.contains("cl100k") {
-            CL100K_PATTERN
-        } else {
-            GPT2_PATTERN
-        };
-        let data = std::fs::read(path).expect("read rank file");
-        return Tokenizer::from_tiktoken(&data, pattern, &[]).expect("load");
-    }
-    Tokenizer::from_json(&std::fs::read_to_string(path).expect("read tokenizer")).expect("load")
-}
+mod common;
+use common::load;
 
 /// CPU time of this thread in nanoseconds (Linux `schedstat`), so that a busy
 /// shared machine slows the wall clock but not this measure; 0 elsewhere.

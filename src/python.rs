@@ -102,6 +102,32 @@ impl Tokenizer {
         .map_err(err)
     }
 
+    /// The ids of each text of a batch, on `num_threads` threads (for
+    /// `encode_batch` and `encode_batch_flat`).
+    fn batch_ids(
+        &self,
+        py: Python<'_>,
+        texts: &[PyBackedStr],
+        allowed: &Bound<'_, PyAny>,
+        permitted: Option<&Bound<'_, PyAny>>,
+        add_special_tokens: bool,
+        num_threads: Option<usize>,
+    ) -> PyResult<Vec<Vec<u32>>> {
+        let allowed = parse_allowed(allowed)?;
+        let permitted = parse_permitted(permitted)?;
+        py.allow_threads(|| {
+            crate::parallel::install(num_threads, || {
+                let one = |t: &PyBackedStr| self.inner.encode(t, &allowed, permitted.as_ref(), add_special_tokens);
+                if texts.len() == 1 {
+                    // one text: no fan-out (the document itself may still be split)
+                    return texts.iter().map(one).collect::<crate::error::Result<Vec<_>>>();
+                }
+                texts.par_iter().map(one).collect::<crate::error::Result<Vec<_>>>()
+            })
+        })
+        .map_err(err)
+    }
+
     /// `ids` as a Python list of ints (the cached int objects, where there is one).
     fn id_list<'py>(&self, py: Python<'py>, ids: &[u32]) -> PyResult<Bound<'py, PyList>> {
         use pyo3::ffi;
@@ -264,24 +290,13 @@ impl Tokenizer {
     fn encode_batch<'py>(
         &self,
         py: Python<'py>,
-        texts: Vec<String>,
+        texts: Vec<PyBackedStr>,
         allowed: &Bound<'_, PyAny>,
         permitted: Option<&Bound<'_, PyAny>>,
         add_special_tokens: bool,
         num_threads: Option<usize>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let allowed = parse_allowed(allowed)?;
-        let permitted = parse_permitted(permitted)?;
-        let all = py
-            .allow_threads(|| {
-                crate::parallel::install(num_threads, || {
-                    texts
-                        .par_iter()
-                        .map(|t| self.inner.encode(t, &allowed, permitted.as_ref(), add_special_tokens))
-                        .collect::<crate::error::Result<Vec<_>>>()
-                })
-            })
-            .map_err(err)?;
+        let all = self.batch_ids(py, &texts, allowed, permitted, add_special_tokens, num_threads)?;
         let lists = all
             .iter()
             .map(|ids| self.id_list(py, ids))
@@ -318,20 +333,7 @@ impl Tokenizer {
         add_special_tokens: bool,
         num_threads: Option<usize>,
     ) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
-        let allowed = parse_allowed(allowed)?;
-        let permitted = parse_permitted(permitted)?;
-        let parts = py
-            .allow_threads(|| {
-                crate::parallel::install(num_threads, || {
-                    let one = |t: &PyBackedStr| self.inner.encode(t, &allowed, permitted.as_ref(), add_special_tokens);
-                    if texts.len() == 1 {
-                        // one text: no fan-out (the document itself may still be split)
-                        return texts.iter().map(one).collect::<crate::error::Result<Vec<_>>>();
-                    }
-                    texts.par_iter().map(one).collect::<crate::error::Result<Vec<_>>>()
-                })
-            })
-            .map_err(err)?;
+        let parts = self.batch_ids(py, &texts, allowed, permitted, add_special_tokens, num_threads)?;
         let total: usize = parts.iter().map(Vec::len).sum();
         let ids = PyBytes::new_with(py, total * 4, |buf| {
             let mut at = 0;

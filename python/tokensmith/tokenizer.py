@@ -412,7 +412,5 @@ def _numpy() -> tuple:  # type: ignore[type-arg]
 
 def _u32_array(raw: bytes) -> np.ndarray:
     """Little-endian u32 bytes as a (read-only) numpy array, without a copy."""
-    if _NUMPY:
-        return _NUMPY[2](raw, _NUMPY[1])
     _, u32, frombuffer, _ = _numpy()
     return frombuffer(raw, u32)

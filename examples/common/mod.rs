@@ -1,0 +1,31 @@
+//! What the profiling examples share: loading a tokenizer, cutting text at
+//! a character boundary.
+#![allow(dead_code)]
+
+use tokensmith::pre_tokenizers::{CL100K_PATTERN, GPT2_PATTERN, O200K_PATTERN};
+use tokensmith::Tokenizer;
+
+/// A `tokenizer.json`, or a tiktoken rank file whose name says its pattern
+/// (`cl100k_base.tiktoken`, `o200k_base.tiktoken`, `r50k_base.tiktoken`).
+pub fn load(path: &str) -> Tokenizer {
+    if path.ends_with(".tiktoken") {
+        let pattern = if path.contains("o200k") {
+            O200K_PATTERN
+        } else if path.contains("cl100k") {
+            CL100K_PATTERN
+        } else {
+            GPT2_PATTERN
+        };
+        let data = std::fs::read(path).expect("read rank file");
+        return Tokenizer::from_tiktoken(&data, pattern, &[]).expect("load");
+    }
+    Tokenizer::from_json(&std::fs::read_to_string(path).expect("read tokenizer")).expect("load")
+}
+
+/// The first character boundary of `text` at or after `i`.
+pub fn boundary_after(text: &str, mut i: usize) -> usize {
+    while !text.is_char_boundary(i) {
+        i += 1;
+    }
+    i
+}
