@@ -151,6 +151,29 @@ def test_one_thread_means_one_pool_thread_and_fork_is_safe() -> None:
     assert tasks <= 4, tasks
 
 
+_FIRST_USE_IN_BATCH = """
+import sys, tokensmith as ts
+spec = sys.stdin.read()
+docs = ["第%d段：这是一个很长的中文句子，用来测试批量编码。" % i for i in range(3000)]
+want = [ts.Tokenizer.from_str(spec).encode(d) for d in docs[:1]]
+for n in (3, 4):
+    fresh = ts.Tokenizer.from_str(spec)  # its first long Chinese piece is inside the batch
+    got = fresh.encode_batch(docs, num_threads=n)
+    assert got[:1] == want and got == [fresh.encode(d) for d in docs]
+print("ok")
+"""
+
+
+def test_first_long_chinese_piece_inside_a_batch() -> None:
+    """The backtracking encoder is built on first use, which can be inside
+    a batch on a pool whose waiting workers steal other documents: it must
+    not wait on itself."""
+    tok = ts.load(asset("cl100k_base", "cl100k_base.tiktoken"))
+    out = subprocess.run([sys.executable, "-c", _FIRST_USE_IN_BATCH], input=tok.to_str(),
+                         text=True, capture_output=True, timeout=120)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
+
+
 def test_ten_thousand_added_tokens(corpus) -> None:
     tok = ts.train(texts=corpus, vocab_size=500)
     data = json.loads(tok.to_str())

@@ -242,7 +242,6 @@ impl Backtrack {
     /// documentation).
     pub fn new<P: PairLookup + Sync>(vocab_r: &[Option<Box<[u8]>>], byte_ids: &[u32; 256], merges: &P) -> Option<Self> {
         let merge = |syms: &mut Vec<(u32, u32)>, capped: &Capped<'_, P>| merge_symbols(syms, capped, None);
-        use rayon::prelude::*;
         let n = vocab_r.len();
         if n as u32 >= MAX_ID || byte_ids.contains(&NONE) {
             return None;
@@ -250,52 +249,70 @@ impl Backtrack {
         // Each token's last merge: encode its bytes with the merges of lower
         // rank only; a token made by BPE then stands as exactly two tokens
         // whose merge is it.
-        let splits: Vec<Option<(u32, u32)>> = (0..n)
-            .into_par_iter()
-            .map(|id| -> Option<Option<(u32, u32)>> {
-                let Some(bytes) = vocab_r[id].as_deref() else {
-                    return Some(None);
-                };
-                if bytes.len() == 1 {
-                    return Some((byte_ids[bytes[0] as usize] == id as u32).then_some((id as u32, id as u32)));
-                }
-                if bytes.len() > u16::MAX as usize {
-                    return Some(Some((NONE, NONE)));
-                }
-                let mut syms: Vec<(u32, u32)> = bytes.iter().map(|&b| (byte_ids[b as usize], 1)).collect();
-                merge(
-                    &mut syms,
-                    &Capped {
-                        merges,
-                        below: id as u32,
-                    },
-                );
-                let split = match syms[..] {
-                    [(l, _), (r, _)] if merges.pair(l, r) == Some((id as u32, id as u32)) => Some((l, r)),
-                    _ => None,
-                };
-                // Without the cap, BPE must make the token exactly when the
-                // capped merges end one merge before it (else merges do not
-                // follow ids, and this encoder does not apply). Merging
-                // without the cap repeats the capped merges first (while a
-                // pair below the cap is left, the lowest pair is one), so it
-                // goes on from where they stopped; with a split, the one pair
-                // left is the token's own merge, and it makes the token.
-                if split.is_some() {
-                    return Some(split);
-                }
-                merge(
-                    &mut syms,
-                    &Capped {
-                        merges,
-                        below: u32::MAX,
-                    },
-                );
-                let made = matches!(syms[..], [(t, _)] if t == id as u32);
-                Some(if made { Some((NONE, NONE)) } else { None })
-            })
-            .map(|s| s.flatten())
-            .collect();
+        let split_of = |id: usize| -> Option<Option<(u32, u32)>> {
+            let Some(bytes) = vocab_r[id].as_deref() else {
+                return Some(None);
+            };
+            if bytes.len() == 1 {
+                return Some((byte_ids[bytes[0] as usize] == id as u32).then_some((id as u32, id as u32)));
+            }
+            if bytes.len() > u16::MAX as usize {
+                return Some(Some((NONE, NONE)));
+            }
+            let mut syms: Vec<(u32, u32)> = bytes.iter().map(|&b| (byte_ids[b as usize], 1)).collect();
+            merge(
+                &mut syms,
+                &Capped {
+                    merges,
+                    below: id as u32,
+                },
+            );
+            let split = match syms[..] {
+                [(l, _), (r, _)] if merges.pair(l, r) == Some((id as u32, id as u32)) => Some((l, r)),
+                _ => None,
+            };
+            // Without the cap, BPE must make the token exactly when the
+            // capped merges end one merge before it (else merges do not
+            // follow ids, and this encoder does not apply). Merging
+            // without the cap repeats the capped merges first (while a
+            // pair below the cap is left, the lowest pair is one), so it
+            // goes on from where they stopped; with a split, the one pair
+            // left is the token's own merge, and it makes the token.
+            if split.is_some() {
+                return Some(split);
+            }
+            merge(
+                &mut syms,
+                &Capped {
+                    merges,
+                    below: u32::MAX,
+                },
+            );
+            let made = matches!(syms[..], [(t, _)] if t == id as u32);
+            Some(if made { Some((NONE, NONE)) } else { None })
+        };
+        // In parallel on threads of its own: this runs inside encodes that
+        // may be on a rayon pool, whose workers steal other jobs while they
+        // wait (an encode on this same thread would wait for this build).
+        let threads = crate::parallel::default_threads().clamp(1, 16);
+        let chunk = n.div_ceil(threads).max(1);
+        let splits: Vec<Option<(u32, u32)>> = std::thread::scope(|scope| {
+            let split_of = &split_of;
+            let parts: Vec<_> = (0..n)
+                .step_by(chunk)
+                .map(|lo| {
+                    scope.spawn(move || {
+                        (lo..(lo + chunk).min(n))
+                            .map(|id| split_of(id).flatten())
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            parts
+                .into_iter()
+                .flat_map(|p| p.join().expect("a build thread"))
+                .collect()
+        });
         if splits.contains(&Some((NONE, NONE))) {
             return None;
         }

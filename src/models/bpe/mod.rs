@@ -682,10 +682,7 @@ impl Bpe {
                 if !self.merges_from_bytes() || self.merges.iter().any(|(_, &(rank, id))| rank != id) {
                     return None;
                 }
-                // (on tokensmith's pool: never rayon's global one, see `parallel`)
-                crate::parallel::install(None, || {
-                    backtrack::Backtrack::new(&self.vocab_r, &self.byte_ids, &self.merges)
-                })
+                backtrack::Backtrack::new(&self.vocab_r, &self.byte_ids, &self.merges)
             })
             .as_ref()
     }
