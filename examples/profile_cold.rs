@@ -2,6 +2,10 @@
 //! Loads N fresh tokenizers first, prints "ready", waits a second (attach a
 //! profiler then), and for each: encodes the last 1 MB of FILE (warm-up),
 //! then the first 1 MB, timing only the latter.
+//!
+//! With `ONE=1`: one tokenizer, N rounds each on a new thread (so its
+//! per-thread piece cache starts empty), every round's MB/s on stderr —
+//! for side-by-side runs of two builds on a machine whose speed drifts.
 use std::time::Instant;
 use tokensmith::added_tokens::Allowed;
 use tokensmith::Tokenizer;
@@ -15,6 +19,35 @@ fn main() {
     let n: usize = args[3].parse().expect("N");
     let doc = &full[..boundary_after(&full, 1_000_000)];
     let warm = &full[boundary_after(&full, full.len() - 1_000_000)..];
+    if std::env::var("ONE").is_ok_and(|w| w == "1") {
+        // one tokenizer (its tables stay in the caches, as in a process
+        // that loaded it once); each round on a new thread, whose
+        // per-thread piece cache starts empty
+        let tok = load(&args[1]);
+        tok.encode(warm, &Allowed::None, None, false).expect("encode");
+        let mut times = Vec::new();
+        for _ in 0..n {
+            let e = std::thread::scope(|s| {
+                s.spawn(|| {
+                    tok.encode(warm, &Allowed::None, None, false).expect("encode");
+                    let s = Instant::now();
+                    tok.encode(doc, &Allowed::None, None, false).expect("encode");
+                    s.elapsed()
+                })
+                .join()
+                .expect("thread")
+            });
+            times.push(doc.len() as f64 / 1e6 / e.as_secs_f64());
+        }
+        eprintln!("times {times:?}");
+        times.sort_by(|a, b| b.total_cmp(a));
+        println!(
+            "cold, one tokenizer: best {:.1} MB/s, median {:.1}",
+            times[0],
+            times[times.len() / 2]
+        );
+        return;
+    }
     let toks: Vec<Tokenizer> = (0..n).map(|_| load(&args[1])).collect();
     let early = std::env::var("WARM_EARLY").is_ok_and(|w| w == "1");
     if early {

@@ -24,6 +24,107 @@ impl PairLookup for Merges {
     }
 }
 
+/// The merges as one flat open-addressing table, for the encoding hot path:
+/// a pair, its rank and merged id in 16 bytes, so that a lookup reads one
+/// cache line (a hash map reads its control bytes, then its entry: two
+/// waits for memory when the table is not in the caches, as with a cold
+/// piece). A bit per hash in front (`filter`, a few hundred KB that stay
+/// in the caches) turns most pairs that do not merge away without reading
+/// the table.
+pub struct PairTable {
+    /// key `a << 32 | b`; `EMPTY` for none
+    slots: Box<[PairSlot]>,
+    shift: u32,
+    mask: usize,
+    filter: Box<[u64]>,
+    filter_shift: u32,
+}
+
+#[derive(Clone, Copy)]
+#[repr(C, align(16))]
+struct PairSlot {
+    key: u64,
+    rank: u32,
+    id: u32,
+}
+
+/// No pair has this key: `u32::MAX` is no token id.
+const EMPTY: u64 = u64::MAX;
+
+impl PairTable {
+    pub fn new(merges: &Merges) -> Self {
+        let n = merges.len().max(4);
+        // at most half full: a lookup rarely reads a second slot
+        let cap = (n * 2).next_power_of_two();
+        // about ten bits per pair: a pair that does not merge passes the
+        // filter about one time in ten
+        let bits = (n * 10).next_power_of_two().max(64);
+        let mut t = PairTable {
+            slots: vec![
+                PairSlot {
+                    key: EMPTY,
+                    rank: 0,
+                    id: 0
+                };
+                cap
+            ]
+            .into_boxed_slice(),
+            shift: 64 - cap.trailing_zeros(),
+            mask: cap - 1,
+            filter: vec![0u64; bits / 64].into_boxed_slice(),
+            filter_shift: 64 - bits.trailing_zeros(),
+        };
+        for (&(a, b), &(rank, id)) in merges {
+            let key = Self::key(a, b);
+            let f = t.filter_bit(key);
+            t.filter[f >> 6] |= 1 << (f & 63);
+            let mut i = t.home(key);
+            while t.slots[i].key != EMPTY {
+                i = (i + 1) & t.mask;
+            }
+            t.slots[i] = PairSlot { key, rank, id };
+        }
+        t
+    }
+
+    #[inline(always)]
+    fn key(a: u32, b: u32) -> u64 {
+        ((a as u64) << 32) | b as u64
+    }
+
+    #[inline(always)]
+    fn home(&self, key: u64) -> usize {
+        (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize
+    }
+
+    #[inline(always)]
+    fn filter_bit(&self, key: u64) -> usize {
+        ((key ^ (key >> 29)).wrapping_mul(0xD6E8_FEB8_6659_FD93) >> self.filter_shift) as usize
+    }
+}
+
+impl PairLookup for PairTable {
+    #[inline(always)]
+    fn pair(&self, a: u32, b: u32) -> Option<(u32, u32)> {
+        let key = Self::key(a, b);
+        let f = self.filter_bit(key);
+        if self.filter[f >> 6] & (1 << (f & 63)) == 0 {
+            return None;
+        }
+        let mut i = self.home(key);
+        loop {
+            let s = &self.slots[i];
+            if s.key == key {
+                return Some((s.rank, s.id));
+            }
+            if s.key == EMPTY {
+                return None;
+            }
+            i = (i + 1) & self.mask;
+        }
+    }
+}
+
 const SHORT: usize = 48;
 
 pub fn merge_symbols(syms: &mut Vec<(u32, u32)>, merges: &impl PairLookup, dropout: Option<f32>) {
@@ -312,6 +413,28 @@ mod tests {
             merge_symbols(&mut b, &merges, None);
             assert_eq!(a, b, "{piece:?}");
         }
+    }
+
+    #[test]
+    fn pair_table_answers_like_the_map() {
+        let mut merges = Merges::default();
+        let mut x = 7u64;
+        let mut next = || {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (x >> 33) as u32
+        };
+        for rank in 0..5000u32 {
+            merges.insert((next() % 300, next() % 300), (rank, 1000 + rank));
+        }
+        let t = PairTable::new(&merges);
+        for a in 0..300 {
+            for b in 0..300 {
+                assert_eq!(t.pair(a, b), merges.get(&(a, b)).copied(), "({a}, {b})");
+            }
+        }
+        // ids far apart, and an empty table
+        assert_eq!(t.pair(u32::MAX - 1, 0), None);
+        assert_eq!(PairTable::new(&Merges::default()).pair(1, 2), None);
     }
 
     #[test]

@@ -54,9 +54,11 @@ pub struct Bpe {
     fallback_ids: [u32; 256],
     /// The tokens of at most `SHORT_MAX` bytes by packed key (see `short_key`):
     /// a whole-piece lookup without hashing a slice or comparing bytes.
-    short: FxHashMap<[u64; 2], u32>,
+    short: PieceTable,
     /// `merge::byte_pair_table`, made on first use (byte-level models).
     byte_pairs: std::sync::OnceLock<Box<[(i32, u32)]>>,
+    /// `merges` laid out for encoding (see `merge::PairTable`), made on first use.
+    pair_table: std::sync::OnceLock<merge::PairTable>,
     /// The backtracking encoder, made on first use, for the models it
     /// applies to (see `backtrack`).
     backtrack: std::sync::OnceLock<Option<backtrack::Backtrack>>,
@@ -258,6 +260,7 @@ impl Bpe {
             .map(|(pair, id)| (pair, (id, id)))
             .collect();
         bpe.byte_pairs = std::sync::OnceLock::new();
+        bpe.pair_table = std::sync::OnceLock::new();
         bpe.backtrack = std::sync::OnceLock::new();
         bpe.prepare_byte_pairs();
         Ok(bpe)
@@ -285,11 +288,11 @@ impl Bpe {
             ..opts
         };
         let unk_id = opts.unk_token.as_ref().and_then(|u| vocab.get(u.as_bytes()).copied());
-        let short = vocab
-            .iter()
-            .filter(|(t, _)| t.len() <= SHORT_MAX)
-            .map(|(t, &id)| (short_key(t), id))
-            .collect();
+        let mut short = PieceTable::with_capacity(vocab.len());
+        for (t, &id) in vocab.iter().filter(|(t, _)| t.len() <= SHORT_MAX) {
+            let key = short_key(t);
+            short.insert(key, PieceTable::hash(&key), &[id]);
+        }
         Bpe {
             vocab,
             vocab_r,
@@ -307,6 +310,7 @@ impl Bpe {
             fallback_ids,
             short,
             byte_pairs: std::sync::OnceLock::new(),
+            pair_table: std::sync::OnceLock::new(),
             backtrack: std::sync::OnceLock::new(),
             cache: RwLock::new(FxHashMap::default()),
             generation: next_generation(),
@@ -465,7 +469,8 @@ impl Bpe {
     #[inline]
     fn whole(&self, piece: &[u8]) -> Option<u32> {
         if piece.len() <= SHORT_MAX {
-            self.short.get(&short_key(piece)).copied()
+            let key = short_key(piece);
+            self.short.get(&key, PieceTable::hash(&key)).map(|s| s.ids[0])
         } else {
             self.vocab.get(piece).copied()
         }
@@ -514,9 +519,19 @@ impl Bpe {
         // (allocated on first use: a short text of known pieces needs neither)
         let mut buf: Vec<(u32, u32)> = Vec::new();
         let mut syms: Vec<(u32, u32)> = Vec::new();
+        // Short pieces go through in chunks: the first pass starts loading
+        // the table slots of the pieces the hot cache does not hold, the
+        // second looks them up in order, when those loads have had the time
+        // of a chunk to arrive (a cold piece is otherwise a wait for memory).
+        let mut chunk = [Pending::default(); CHUNK];
+        let mut n = 0;
         scanner.for_each(text, |s, e| {
             let piece = &bytes[s..e];
             if piece.len() > SHORT_MAX {
+                for p in &chunk[..n] {
+                    self.short_piece(bytes, p, local, &mut syms, out);
+                }
+                n = 0;
                 if self.backtracks(piece) {
                     // (a whole-token piece is found by the backtracking
                     // encoder too: the longest token it starts with)
@@ -538,43 +553,92 @@ impl Bpe {
             }
             let key = short_key_at(bytes, s, piece.len());
             let h = PieceTable::hash(&key);
-            let hot = (h >> (64 - HOT_BITS)) as usize;
-            let slot = &local.hot[hot];
-            if slot.key == key {
-                // (one id mostly: no call to copy a slice)
-                if slot.n == 1 {
-                    out.push(slot.ids[0]);
-                } else {
-                    out.extend_from_slice(&slot.ids[..slot.n as usize]);
+            if local.hot[(h >> (64 - HOT_BITS)) as usize].key != key {
+                if self.ignore_merges {
+                    self.short.prefetch(h);
                 }
-                return;
+                local.table.prefetch(h);
             }
-            if self.ignore_merges {
-                if let Some(&id) = self.short.get(&key) {
-                    local.hot[hot] = Slot::new(key, &[id]);
-                    out.push(id);
-                    return;
+            chunk[n] = Pending {
+                start: s,
+                len: piece.len(),
+                key,
+                h,
+            };
+            n += 1;
+            if n == CHUNK {
+                for p in &chunk {
+                    self.short_piece(bytes, p, local, &mut syms, out);
                 }
-            }
-            if let Some(slot) = local.table.get(&key, h) {
-                let slot = *slot;
-                out.extend_from_slice(local.tokens(&slot));
-                if slot.ids[2] != SPILLED {
-                    local.hot[hot] = slot;
-                }
-                return;
-            }
-            syms.clear();
-            self.merge_piece(piece, &mut syms);
-            let start = out.len();
-            out.extend(syms.iter().map(|&(id, _)| id));
-            let ids = &out[start..];
-            local.insert(key, h, ids);
-            if ids.len() <= SLOT_IDS {
-                local.hot[hot] = Slot::new(key, ids);
+                n = 0;
             }
         });
+        for p in &chunk[..n] {
+            self.short_piece(bytes, p, local, &mut syms, out);
+        }
     }
+
+    /// The ids of a piece of at most `SHORT_MAX` bytes, from the caches or
+    /// merged (and then cached).
+    #[inline(always)]
+    fn short_piece(
+        &self,
+        bytes: &[u8],
+        p: &Pending,
+        local: &mut LocalCache,
+        syms: &mut Vec<(u32, u32)>,
+        out: &mut Vec<u32>,
+    ) {
+        let (key, h) = (p.key, p.h);
+        let hot = (h >> (64 - HOT_BITS)) as usize;
+        let slot = &local.hot[hot];
+        if slot.key == key {
+            // (one id mostly: no call to copy a slice)
+            if slot.n == 1 {
+                out.push(slot.ids[0]);
+            } else {
+                out.extend_from_slice(&slot.ids[..slot.n as usize]);
+            }
+            return;
+        }
+        if self.ignore_merges {
+            if let Some(whole) = self.short.get(&key, h) {
+                let id = whole.ids[0];
+                local.hot[hot] = Slot::new(key, &[id]);
+                out.push(id);
+                return;
+            }
+        }
+        if let Some(slot) = local.table.get(&key, h) {
+            let slot = *slot;
+            out.extend_from_slice(local.tokens(&slot));
+            if slot.ids[2] != SPILLED {
+                local.hot[hot] = slot;
+            }
+            return;
+        }
+        syms.clear();
+        self.merge_piece(&bytes[p.start..p.start + p.len], syms);
+        let start = out.len();
+        out.extend(syms.iter().map(|&(id, _)| id));
+        let ids = &out[start..];
+        local.insert(key, h, ids);
+        if ids.len() <= SLOT_IDS {
+            local.hot[hot] = Slot::new(key, ids);
+        }
+    }
+}
+
+/// Short pieces looked up together (see `encode_scanned_with`).
+const CHUNK: usize = 32;
+
+/// A short piece waiting for its lookup: where it is, its key and hash.
+#[derive(Clone, Copy, Default)]
+struct Pending {
+    start: usize,
+    len: usize,
+    key: [u64; 2],
+    h: u64,
 }
 
 impl Bpe {
@@ -583,8 +647,15 @@ impl Bpe {
         self.byte_level && self.plain() && !self.byte_ids.contains(&NONE)
     }
 
-    /// Make `byte_pairs` now rather than in the first encode.
+    /// The merges as the encoder looks them up.
+    #[inline]
+    fn pair_table(&self) -> &merge::PairTable {
+        self.pair_table.get_or_init(|| merge::PairTable::new(&self.merges))
+    }
+
+    /// Make `byte_pairs` (and the pair table) now rather than in the first encode.
     fn prepare_byte_pairs(&self) {
+        self.pair_table();
         if self.merges_from_bytes() {
             self.byte_pairs
                 .get_or_init(|| merge::byte_pair_table(&self.merges, &self.byte_ids));
@@ -682,7 +753,7 @@ impl Bpe {
                 if !self.merges_from_bytes() || self.merges.iter().any(|(_, &(rank, id))| rank != id) {
                     return None;
                 }
-                backtrack::Backtrack::new(&self.vocab_r, &self.byte_ids, &self.merges)
+                backtrack::Backtrack::new(&self.vocab_r, &self.byte_ids, self.pair_table())
             })
             .as_ref()
     }
@@ -702,7 +773,7 @@ impl Bpe {
             merge::merge_symbols(syms, &self.merges, self.dropout);
             return;
         }
-        let pairs = &self.merges;
+        let pairs = self.pair_table();
         if self.backtracks(piece) {
             if let Some(bt) = self.backtrack() {
                 if bt.encode(pairs, piece, syms) {
@@ -797,11 +868,13 @@ impl Bpe {
         self.vocab_r[id as usize] = Some(token.into());
         self.vocab.insert(token.to_vec(), id);
         if token.len() <= SHORT_MAX {
-            self.short.insert(short_key(token), id);
+            let key = short_key(token);
+            self.short.insert(key, PieceTable::hash(&key), &[id]);
         }
         // earlier results may no longer hold
         self.generation = next_generation();
         self.byte_pairs = std::sync::OnceLock::new();
+        self.pair_table = std::sync::OnceLock::new();
         self.backtrack = std::sync::OnceLock::new();
         if let Ok(cache) = self.cache.get_mut() {
             cache.clear();
