@@ -30,9 +30,12 @@ fn main() {
             let e = std::thread::scope(|s| {
                 s.spawn(|| {
                     tok.encode(warm, &Allowed::None, None, false).expect("encode");
+                    perf_ctl("enable");
                     let s = Instant::now();
                     tok.encode(doc, &Allowed::None, None, false).expect("encode");
-                    s.elapsed()
+                    let e = s.elapsed();
+                    perf_ctl("disable");
+                    e
                 })
                 .join()
                 .expect("thread")

@@ -747,6 +747,187 @@ mod tests {
         }
     }
 
+    // ---- DeepSeek-V3's sequence of splits: its scanner against the three regexes ----
+
+    /// The pieces of DeepSeek's three splits run one after the other by the
+    /// regex engines, and the scanner's.
+    type Pieces = Vec<(usize, usize)>;
+
+    fn deepseek_both(text: &str) -> (Pieces, Pieces) {
+        use crate::normalizers::NormalizedString;
+        use crate::pre_tokenizers::{
+            PreTokenize, PreTokenizedString, PreTokenizer, SplitBehavior, DEEPSEEK_CJK, DEEPSEEK_DIGITS, DEEPSEEK_WORDS,
+        };
+        let mut p = PreTokenizedString::new(NormalizedString::new(text, 0));
+        for source in [DEEPSEEK_DIGITS, DEEPSEEK_CJK, DEEPSEEK_WORDS] {
+            let split = PreTokenizer::Split {
+                pattern: Pattern::regex(source).unwrap(),
+                behavior: SplitBehavior::Isolated,
+                invert: false,
+            };
+            split.pre_tokenize(&mut p).unwrap();
+        }
+        let mut scanned = Vec::new();
+        crate::scanner::Scanner::deepseek().find_iter(text, &mut scanned);
+        (p.pieces, scanned)
+    }
+
+    fn deepseek_same(text: &str) {
+        let (want, got) = deepseek_both(text);
+        if want != got {
+            let k = want
+                .iter()
+                .zip(&got)
+                .position(|(x, y)| x != y)
+                .unwrap_or(want.len().min(got.len()));
+            let show = |v: &[(usize, usize)]| v.get(k).map(|r| text[r.0..r.1].to_string());
+            panic!("{text:?}\n  regexes {:?}\n  scanner {:?}", show(&want), show(&got));
+        }
+    }
+
+    #[test]
+    fn deepseek_scanner_is_chosen_for_its_sequence_only() {
+        use crate::pre_tokenizers::{PreTokenizer, DEEPSEEK_WORDS};
+        let json = |words: &str| {
+            serde_json::json!({"type": "Sequence", "pretokenizers": [
+                {"type": "Split", "pattern": {"Regex": r"\p{N}{1,3}"}, "behavior": "Isolated", "invert": false},
+                {"type": "Split", "pattern": {"Regex": "[\u{4e00}-\u{9fa5}\u{3040}-\u{309f}\u{30a0}-\u{30ff}]+"}, "behavior": "Isolated", "invert": false},
+                {"type": "Split", "pattern": {"Regex": words}, "behavior": "Isolated", "invert": false},
+                {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": false}
+            ]})
+        };
+        let pt: PreTokenizer = serde_json::from_value(json(DEEPSEEK_WORDS)).unwrap();
+        assert!(pt.scanner().is_some());
+        let other: PreTokenizer = serde_json::from_value(json(&DEEPSEEK_WORDS.replace("[A-Za-z]+", "[A-Z]+"))).unwrap();
+        assert!(other.scanner().is_none());
+    }
+
+    #[test]
+    fn deepseek_scanner_agrees_with_its_regexes() {
+        for t in TRICKY {
+            deepseek_same(t);
+        }
+        for t in [
+            "\u{4e2d}\u{6587}\u{30fb}\u{65e5}\u{672c}\u{3099}\u{309b}\u{30a0}\u{3040}\u{3097}x \u{30fc}\u{3042}",
+            "abc123456def 12\u{4e2d}34 \u{ff11}\u{ff12}\u{ff13}\u{ff14} \u{4e00}\u{9fa5}\u{9fa6}\u{4dff}",
+            "'abc\u{e9} .Net $HOME \u{201c}Hi\u{201d} ,\u{e9}x \u{ff0c}ab  ,, ,\n\r\n x",
+            "\u{200d}a \u{200d} \u{0}\u{1}ab\u{7f}\u{85}  \u{301}x \u{301}\u{301} a\u{301}\u{300} \u{e000}\u{f8ff}q",
+            "line\r\n  \n\tend   \u{3000}\u{4e2d}  \u{4e2d} \n",
+        ] {
+            deepseek_same(t);
+        }
+        for long in [
+            "a".repeat(5000),
+            " ".repeat(3000) + "x",
+            "9".repeat(1000),
+            "\u{4e2d}".repeat(3000),
+        ] {
+            deepseek_same(&long);
+        }
+    }
+
+    #[test]
+    fn deepseek_scanner_agrees_on_every_code_point() {
+        let step = if cfg!(debug_assertions) { 7 } else { 1 };
+        let cps: Vec<char> = (0u32..0x11_0000)
+            .filter(|&c| c < 0x800 || (0x3000..0x3100).contains(&c) || c % step == 0)
+            .filter_map(char::from_u32)
+            .collect();
+        let contexts = [
+            CONTEXTS,
+            &["@\u{3042}", "\u{4e2d}@", "$@x", "@9", "9@", " @\u{4e2d}", "@\u{301}a"],
+        ]
+        .concat();
+        for (n, chunk) in cps.chunks(4096).enumerate() {
+            let mut s = String::new();
+            for (k, &c) in chunk.iter().enumerate() {
+                for ctx in [
+                    contexts[(n + k) % contexts.len()],
+                    contexts[(n * 7 + k * 3 + 5) % contexts.len()],
+                ] {
+                    for part in ctx.split('@').enumerate() {
+                        if part.0 > 0 {
+                            s.push(c);
+                        }
+                        s.push_str(part.1);
+                    }
+                }
+            }
+            deepseek_same(&s);
+        }
+    }
+
+    #[test]
+    fn deepseek_scanner_agrees_on_pairs_of_classes_and_random_text() {
+        // one character of each combination of the classes DeepSeek's splits read
+        let props = [
+            r"\p{L}",
+            r"\p{N}",
+            r"\s",
+            r"\p{M}",
+            r"\p{P}",
+            r"\p{S}",
+            r"[\r\n]",
+            crate::pre_tokenizers::DEEPSEEK_CJK,
+        ]
+        .map(|re| regex::Regex::new(&format!("^{re}$")).unwrap());
+        let mut seen: std::collections::HashMap<u32, usize> = std::collections::HashMap::new();
+        let mut reps: Vec<char> = (0u8..128).map(char::from).collect();
+        for c in (0x80u32..0x11_0000).filter_map(char::from_u32) {
+            let s = c.to_string();
+            let sig = props
+                .iter()
+                .enumerate()
+                .fold(0u32, |acc, (i, re)| acc | (u32::from(re.is_match(&s)) << i));
+            let n = seen.entry(sig).or_insert(0);
+            if *n < 3 {
+                reps.push(c);
+            }
+            *n += 1;
+        }
+        // (debug builds, slow: each with every third)
+        let step = if cfg!(debug_assertions) { 3 } else { 1 };
+        for chunk in reps.chunks(64) {
+            let mut s = String::new();
+            for &a in chunk {
+                for &b in reps.iter().step_by(step) {
+                    s.push(a);
+                    s.push(b);
+                    s.push(if (a as u32 + b as u32).is_multiple_of(2) {
+                        ' '
+                    } else {
+                        'x'
+                    });
+                }
+            }
+            deepseek_same(&s);
+        }
+        let special: Vec<char> = " \t\n\r'$,.1aZ\u{301}\u{3000}\u{a0}\u{4e2d}\u{3042}\u{30fb}\u{ff0c}\u{200d}"
+            .chars()
+            .collect();
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let mut rand = |n: usize| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % n as u64) as usize
+        };
+        let cases = if cfg!(debug_assertions) { 3000 } else { 30000 };
+        for _ in 0..cases {
+            let len = 1 + rand(24);
+            let s: String = (0..len)
+                .map(|_| {
+                    if rand(3) == 0 {
+                        reps[rand(reps.len())]
+                    } else {
+                        special[rand(special.len())]
+                    }
+                })
+                .collect();
+            deepseek_same(&s);
+        }
+    }
+
     const CL100K_TEST: &str = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
     const O200K_TEST: &str = r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+";
 }

@@ -30,6 +30,10 @@ const NL: u8 = 8;
 const UP: u8 = 16;
 /// o200k's "lower" class `[\p{Ll}\p{Lm}\p{Lo}\p{M}]`
 const LO: u8 = 32;
+/// `\p{M}`
+const M: u8 = 64;
+/// `[\p{P}\p{S}]` (DeepSeek's punctuation)
+const PS: u8 = 128;
 
 /// The class `[^\s\p{L}\p{N}]` ("punctuation" below).
 #[inline(always)]
@@ -55,7 +59,8 @@ fn ascii_in_range(w: u64, lo: u8, hi: u8) -> u64 {
 /// these are exactly the ASCII members).
 #[inline(always)]
 fn ascii_run_mask(w: u64, mask: u8) -> u64 {
-    match mask {
+    // (no ASCII character is a mark)
+    match mask & !M {
         // setting bit 5 maps A-Z onto a-z and no other byte into a-z
         L => ascii_in_range(w | 0x2020_2020_2020_2020, b'a', b'z'),
         UP => ascii_in_range(w, b'A', b'Z'),
@@ -119,6 +124,8 @@ impl Tables {
         set(r"[\r\n]", NL);
         set(r"[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]", UP);
         set(r"[\p{Ll}\p{Lm}\p{Lo}\p{M}]", LO);
+        set(r"\p{M}", M);
+        set(r"[\p{P}\p{S}]", PS);
         let mut ascii = [0u8; 128];
         ascii.copy_from_slice(&flags[..128]);
         // two-level table: identical blocks stored once
@@ -175,6 +182,39 @@ fn decode(b: &[u8], i: usize) -> (u32, usize) {
     }
 }
 
+/// DeepSeek's CJK class `[一-龥぀-ゟ゠-ヿ]`: U+4E00-U+9FA5 and U+3040-U+30FF.
+#[inline(always)]
+fn is_deepseek_cjk(cp: u32) -> bool {
+    (0x4E00..=0x9FA5).contains(&cp) || (0x3040..=0x30FF).contains(&cp)
+}
+
+/// Byte length of the UTF-8 character whose first byte is `c`.
+#[inline(always)]
+fn utf8_len(c: u8) -> usize {
+    match c {
+        0..0x80 => 1,
+        0x80..0xE0 => 2,
+        0xE0..0xF0 => 3,
+        _ => 4,
+    }
+}
+
+/// End of the run of ASCII letters from `i`.
+#[inline(always)]
+fn ascii_letters(b: &[u8], mut i: usize) -> usize {
+    while let Some(w) = b.get(i..i + 8) {
+        let stop = !ascii_run_mask(u64::from_le_bytes(w.try_into().unwrap()), L) & HIGH;
+        if stop != 0 {
+            return i + (stop.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    while i < b.len() && b[i].is_ascii_alphabetic() {
+        i += 1;
+    }
+    i
+}
+
 /// Which of the known patterns a scanner runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
@@ -184,6 +224,8 @@ pub enum Kind {
     Cl100k { max_digits: usize },
     /// o200k: case-aware words with contraction suffixes.
     O200k,
+    /// DeepSeek-V3's sequence of three splits (`Scanner::deepseek`).
+    DeepSeek,
 }
 
 /// A hand-written scanner for one of the known split patterns.
@@ -210,6 +252,18 @@ impl Scanner {
             _ => return None,
         };
         Some(Scanner { kind, t: Tables::get() })
+    }
+
+    /// The scanner for DeepSeek-V3's pre-tokenizer, a sequence of three
+    /// isolating splits: `\p{N}{1,3}`, then `[一-龥぀-ゟ゠-ヿ]+` (CJK, kana), then
+    /// `DEEPSEEK_WORDS` (see `crate::pre_tokenizers`) on each piece, whose
+    /// unmatched stretches are pieces too. Its pieces are those of the
+    /// three splits in turn.
+    pub fn deepseek() -> Scanner {
+        Scanner {
+            kind: Kind::DeepSeek,
+            t: Tables::get(),
+        }
     }
 
     pub fn kind(&self) -> Kind {
@@ -249,7 +303,141 @@ impl Scanner {
                     i = e;
                 }
             }
+            Kind::DeepSeek => {
+                while i < b.len() {
+                    // the piece of the first two splits that starts here:
+                    // digits, a CJK run, or a run of neither
+                    let c = b[i];
+                    let (fl, cjk) = if c < 0x80 {
+                        (self.t.ascii[c as usize], false)
+                    } else {
+                        let (cp, _) = decode(b, i);
+                        (self.t.of(cp), is_deepseek_cjk(cp))
+                    };
+                    if fl & N != 0 {
+                        let e = self.digits(b, i, 3);
+                        f(i, e);
+                        i = e;
+                        continue;
+                    }
+                    let end = if cjk {
+                        self.cjk_run(b, i)
+                    } else {
+                        self.neither_run(b, i)
+                    };
+                    // the third split sees that piece alone (its end is the text's end)
+                    self.deepseek_words(&b[..end], i, &mut f);
+                    i = end;
+                }
+            }
         }
+    }
+
+    /// End of the run from `i` of DeepSeek's CJK characters.
+    #[inline]
+    fn cjk_run(&self, b: &[u8], mut i: usize) -> usize {
+        while i + 2 < b.len() && (0xE3..=0xE9).contains(&b[i]) {
+            let (cp, len) = decode(b, i);
+            if !is_deepseek_cjk(cp) {
+                break;
+            }
+            i += len;
+        }
+        i
+    }
+
+    /// End of the run from `i` of characters that are neither numbers nor
+    /// DeepSeek's CJK characters.
+    #[inline]
+    fn neither_run(&self, b: &[u8], mut i: usize) -> usize {
+        while i < b.len() {
+            // eight ASCII bytes without a digit at a time
+            if let Some(w) = b.get(i..i + 8) {
+                let w = u64::from_le_bytes(w.try_into().unwrap());
+                let stop = (w & HIGH) | ascii_in_range(w, b'0', b'9');
+                if stop == 0 {
+                    i += 8;
+                    continue;
+                }
+                i += (stop.trailing_zeros() / 8) as usize;
+            }
+            let c = b[i];
+            if c < 0x80 {
+                if self.t.ascii[c as usize] & N != 0 {
+                    return i;
+                }
+                i += 1;
+            } else {
+                let (cp, len) = decode(b, i);
+                if self.t.of(cp) & N != 0 || is_deepseek_cjk(cp) {
+                    return i;
+                }
+                i += len;
+            }
+        }
+        i
+    }
+
+    /// The pieces of DeepSeek's third split on `b[i..]`: its matches, and
+    /// the stretches between them.
+    #[inline]
+    fn deepseek_words(&self, b: &[u8], mut i: usize, f: &mut impl FnMut(usize, usize)) {
+        let mut gap = None;
+        while i < b.len() {
+            match self.deepseek_word(b, i) {
+                Some(e) => {
+                    if let Some(g) = gap.take() {
+                        f(g, i);
+                    }
+                    f(i, e);
+                    i = e;
+                }
+                None => {
+                    gap.get_or_insert(i);
+                    i += utf8_len(b[i]);
+                }
+            }
+        }
+        if let Some(g) = gap {
+            f(g, b.len());
+        }
+    }
+
+    /// The end of the match of `DEEPSEEK_WORDS` at `i`, if one starts there:
+    /// its alternatives in order.
+    #[inline(always)]
+    fn deepseek_word(&self, b: &[u8], i: usize) -> Option<usize> {
+        let c = b[i];
+        // [!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+
+        if c.is_ascii_punctuation() && b.get(i + 1).is_some_and(u8::is_ascii_alphabetic) {
+            return Some(ascii_letters(b, i + 1));
+        }
+        let (fl, len) = self.cls(b, i);
+        // [^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+ : with the optional character,
+        // else without it (a mark can be either)
+        if fl & (L | PS) == 0 && c != b'\r' && c != b'\n' && self.flags_at(b, i + len) & (L | M) != 0 {
+            return Some(self.run(b, i + len, L | M));
+        }
+        if fl & (L | M) != 0 {
+            return Some(self.run(b, i, L | M));
+        }
+        // ` ?[\p{P}\p{S}]+[\r\n]*`
+        let punct_from = if fl & PS != 0 {
+            Some(i)
+        } else if c == b' ' && self.flags_at(b, i + 1) & PS != 0 {
+            Some(i + 1)
+        } else {
+            None
+        };
+        if let Some(p) = punct_from {
+            let mut e = self.run(b, p, PS);
+            while e < b.len() && matches!(b[e], b'\r' | b'\n') {
+                e += 1;
+            }
+            return Some(e);
+        }
+        // `\s*[\r\n]+|\s+(?!\S)|\s+`
+        (fl & S != 0).then(|| self.whitespace(b, i, true))
     }
 
     /// Flags and byte length of the character at `b[i]` (`i < b.len()`).
@@ -281,7 +469,7 @@ impl Scanner {
     /// byte loop would mispredict its exit branch at a varying length.
     #[inline(always)]
     fn run(&self, b: &[u8], mut i: usize, mask: u8) -> usize {
-        let swar = matches!(mask, L | UP | LO);
+        let swar = matches!(mask & !M, L | UP | LO);
         loop {
             if swar {
                 if let Some(w) = b.get(i..i + 8) {
@@ -600,7 +788,19 @@ mod tests {
             (NL, r"[\r\n]"),
             (UP, r"[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]"),
             (LO, r"[\p{Ll}\p{Lm}\p{Lo}\p{M}]"),
+            (M, r"\p{M}"),
+            (PS, r"[\p{P}\p{S}]"),
         ];
+        let cjk = regex::Regex::new(&format!("^{}$", crate::pre_tokenizers::DEEPSEEK_CJK)).unwrap();
+        for cp in (0u32..0x11_0000).filter_map(char::from_u32) {
+            assert_eq!(
+                is_deepseek_cjk(cp as u32),
+                cjk.is_match(cp.encode_utf8(&mut [0; 4])),
+                "U+{:04X}",
+                cp as u32
+            );
+            assert_eq!(utf8_len(cp.encode_utf8(&mut [0; 4]).as_bytes()[0]), cp.len_utf8());
+        }
         for (bit, re) in classes {
             // a DFA over the whole class, checked on every scalar value
             let re = regex::Regex::new(&format!("^{re}$")).unwrap();

@@ -668,7 +668,12 @@ mod tests {
             let data = std::fs::read(assets.join(file)).unwrap();
             tokenizers.push((file.into(), Tokenizer::from_tiktoken(&data, pattern, &[]).unwrap()));
         }
-        for file in ["gpt2/tokenizer.json", "llama3/tokenizer.json", "qwen2.5/tokenizer.json"] {
+        for file in [
+            "gpt2/tokenizer.json",
+            "llama3/tokenizer.json",
+            "qwen2.5/tokenizer.json",
+            "deepseek-v3/tokenizer.json",
+        ] {
             let json = std::fs::read_to_string(assets.join(file)).unwrap();
             tokenizers.push((file.into(), Tokenizer::from_json(&json).unwrap()));
         }

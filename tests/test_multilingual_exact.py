@@ -138,3 +138,35 @@ def test_random_letters_long_pieces(pair) -> None:
         for n in (7, 40, 300, 5000, 60_000):
             text = "".join(rng.choice(alphabet) for _ in range(n))
             _same(tok, real, text, f"alphabet {k}, {n} letters")
+
+
+def test_deepseek_sequence_scanner_on_every_language() -> None:
+    """DeepSeek-V3's three-split pre-tokenizer runs on a hand-written scanner;
+    its ids equal the `tokenizers` library's on every UDHR and PUD language,
+    the CJK files and generated strings of every script."""
+    tokenizers = pytest.importorskip(
+        "tokenizers", reason="tokenizers is a test dependency: pip install -e '.[test]'"
+    )
+    path = asset("deepseek-v3", "tokenizer.json")
+    ours = ts.load(path)
+    hf = tokenizers.Tokenizer.from_file(str(path))
+    texts: list[tuple[str, str]] = []
+    folders = [CORPUS / "parallel" / "udhr", CORPUS / "parallel" / "pud"]
+    for p in sorted(p for f in folders if f.exists() for p in f.glob("*.txt")):
+        texts.append((p.name, p.read_text(encoding="utf-8", errors="ignore")))
+    for name in ["zh.txt", "ja.txt", "code.txt"]:
+        if (CORPUS / name).exists():
+            texts.append((name, (CORPUS / name).read_bytes()[:300_000].decode("utf-8", "ignore")))
+    if not texts:
+        pytest.skip(f"no corpus under {CORPUS} (../shared/corpus is optional)")
+    rng = random.Random(7)
+    alphabet = _alphabet() + list("0123456789٠١٢３４・ー゛゠\u3040\u3099'$\r\n\t")
+    texts += [
+        (f"generated {i}", "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 80))))
+        for i in range(2000)
+    ]
+    got = ours.encode_batch([t for _, t in texts])
+    want = [e.ids for e in hf.encode_batch([t for _, t in texts], add_special_tokens=False)]
+    for (name, _), a, b in zip(texts, got, want, strict=True):
+        assert a == b, f"{name}: differs from tokenizers at token {_first_difference(a, b)}"
+    assert len(texts) > 2100

@@ -18,6 +18,13 @@ pub const QWEN2_PATTERN: &str =
     r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
 /// GPT-4o (`o200k_base`).
 pub const O200K_PATTERN: &str = r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+";
+/// DeepSeek-V3's pre-tokenizer, a sequence of three isolating splits
+/// (then byte-level mapping): numbers in threes,
+pub const DEEPSEEK_DIGITS: &str = r"\p{N}{1,3}";
+/// then runs of CJK ideographs and kana,
+pub const DEEPSEEK_CJK: &str = "[\u{4e00}-\u{9fa5}\u{3040}-\u{309f}\u{30a0}-\u{30ff}]+";
+/// then words, punctuation and whitespace.
+pub const DEEPSEEK_WORDS: &str = "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+| ?[\\p{P}\\p{S}]+[\r\n]*|\\s*[\r\n]+|\\s+(?!\\S)|\\s+";
 
 /// The normalized text and the pieces cut from it so far.
 pub struct PreTokenizedString {
@@ -246,6 +253,13 @@ impl PreTokenize for PreTokenizer {
                 Ok(())
             }
             PreTokenizer::Sequence { pretokenizers } => {
+                if let Some(scanner) = self.sequence_scanner() {
+                    // (the scanner's pieces are the sequence's)
+                    return split_pieces(p, SplitBehavior::Isolated, false, |t, out| {
+                        scanner.find_iter(t, out);
+                        Ok(())
+                    });
+                }
                 for pt in pretokenizers {
                     pt.pre_tokenize(p)?;
                 }
@@ -346,6 +360,9 @@ impl PreTokenizer {
     /// pieces are exactly the scanner's.
     pub fn scanner(&self) -> Option<&crate::scanner::Scanner> {
         use crate::pattern::Engine;
+        if let Some(s) = self.sequence_scanner() {
+            return Some(s);
+        }
         let pattern = match self.sole_split_pattern()? {
             SplitPattern::Own(p) => p,
             SplitPattern::Gpt2 => gpt2_pattern(),
@@ -357,6 +374,37 @@ impl PreTokenizer {
             },
             Pattern::Literal(_) => None,
         }
+    }
+
+    /// The scanner of a whole sequence of splits, when this is one a scanner
+    /// exists for: DeepSeek-V3's three splits (`DEEPSEEK_DIGITS`,
+    /// `DEEPSEEK_CJK`, `DEEPSEEK_WORDS`, each isolating) with byte-level
+    /// mapping that does not split.
+    fn sequence_scanner(&self) -> Option<&'static crate::scanner::Scanner> {
+        let PreTokenizer::Sequence { pretokenizers } = self else {
+            return None;
+        };
+        let mut splits = Vec::with_capacity(3);
+        for p in pretokenizers {
+            match p {
+                PreTokenizer::Split {
+                    pattern: Pattern::Regex { source, .. },
+                    behavior: SplitBehavior::Isolated,
+                    invert: false,
+                } => splits.push(source.as_str()),
+                PreTokenizer::ByteLevel {
+                    use_regex: false,
+                    add_prefix_space: false,
+                    ..
+                } => {}
+                _ => return None,
+            }
+        }
+        if splits != [DEEPSEEK_DIGITS, DEEPSEEK_CJK, DEEPSEEK_WORDS] {
+            return None;
+        }
+        static S: OnceLock<crate::scanner::Scanner> = OnceLock::new();
+        Some(S.get_or_init(crate::scanner::Scanner::deepseek))
     }
 
     /// Whether this pre-tokenizer maps text to the byte-level alphabet.
