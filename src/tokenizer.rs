@@ -650,6 +650,34 @@ mod tests {
         p.join("assets").is_dir().then_some(p)
     }
 
+    /// A token BPE never makes (no two tokens join into it) is still found
+    /// when a whole piece is that token, as tiktoken finds it, also where
+    /// long multi-byte pieces take the backtracking encoder.
+    #[test]
+    fn a_token_bpe_never_makes_is_found_whole() {
+        use base64::Engine as _;
+        let b64 = |t: &[u8]| base64::engine::general_purpose::STANDARD.encode(t);
+        let long = "中文中文中文".as_bytes();
+        let mut ranks: Vec<String> = (0..=255u8).map(|b| format!("{} {b}", b64(&[b]))).collect();
+        // "中" and "文" are tokens, their pairs are not: only the bytes join into them
+        ranks.push(format!("{} 256", b64(&"中".as_bytes()[..2])));
+        ranks.push(format!("{} 257", b64("中".as_bytes())));
+        ranks.push(format!("{} 258", b64(long)));
+        let tok = Tokenizer::from_tiktoken(ranks.join("\n").as_bytes(), CL100K_PATTERN, &[]).unwrap();
+        for text in ["中文中文中文", "x 中文中文中文", "中文中文中文中"] {
+            let fast = tok.encode(text, &Allowed::None, None, false).unwrap();
+            let general = tok.encode_full(text, None, &Allowed::None, None, false).unwrap().ids;
+            assert_eq!(fast, general, "{text}");
+        }
+        assert_eq!(
+            tok.encode("中文中文中文", &Allowed::None, None, false).unwrap(),
+            vec![258]
+        );
+        // longer, no token: merged, each "中" one token, each "文" three bytes
+        let ids = tok.encode("中文中文中文中", &Allowed::None, None, false).unwrap();
+        assert_eq!(ids, [257, 230, 150, 135, 257, 230, 150, 135, 257, 230, 150, 135, 257]);
+    }
+
     /// The ids-only fast path (scanner straight into BPE) gives the ids of
     /// the general path (pieces, then the model, with offsets).
     #[test]

@@ -43,6 +43,10 @@ pub struct Backtrack {
     trie: Trie,
     /// Remembered compatibility of pairs, see `compatible`.
     memo: Box<[AtomicU32]>,
+    /// BPE makes every token from its bytes: a piece that is a token
+    /// encodes as that token here too (else a whole-piece lookup comes first
+    /// where the model has one).
+    pub complete: bool,
 }
 
 /// One trie node, stored in its parent's group of children: the byte that
@@ -336,7 +340,12 @@ impl Backtrack {
                 _ => NONE,
             })
             .collect::<Vec<u32>>();
+        let complete = splits
+            .iter()
+            .zip(vocab_r)
+            .all(|(s, bytes)| s.is_some() || bytes.is_none());
         Some(Backtrack {
+            complete,
             split: split.into_boxed_slice(),
             len: len.into_boxed_slice(),
             next_prefix: next_prefix.into_boxed_slice(),

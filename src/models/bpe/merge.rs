@@ -154,7 +154,7 @@ fn lookup(merges: &impl PairLookup, a: u32, b: u32) -> (i32, u32) {
 
 /// For every pair of bytes, the merge of their single-byte tokens: the
 /// first round of lookups of a byte-level piece without hashing.
-pub fn byte_pair_table(merges: &Merges, byte_ids: &[u32; 256]) -> Box<[(i32, u32)]> {
+pub fn byte_pair_table(merges: &impl PairLookup, byte_ids: &[u32; 256]) -> Box<[(i32, u32)]> {
     let mut t = vec![(NO_MERGE, 0); 1 << 16];
     for (a, &ia) in byte_ids.iter().enumerate() {
         for (b, &ib) in byte_ids.iter().enumerate() {

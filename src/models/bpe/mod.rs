@@ -534,7 +534,14 @@ impl Bpe {
                 n = 0;
                 if self.backtracks(piece) {
                     // (a whole-token piece is found by the backtracking
-                    // encoder too: the longest token it starts with)
+                    // encoder too, the longest token it starts with, when
+                    // BPE makes every token)
+                    if self.ignore_merges && !self.backtrack().is_some_and(|bt| bt.complete) {
+                        if let Some(&id) = self.vocab.get(piece) {
+                            out.push(id);
+                            return;
+                        }
+                    }
                     syms.clear();
                     self.merge_piece(piece, &mut syms);
                     out.extend(syms.iter().map(|&(id, _)| id));
@@ -658,7 +665,7 @@ impl Bpe {
         self.pair_table();
         if self.merges_from_bytes() {
             self.byte_pairs
-                .get_or_init(|| merge::byte_pair_table(&self.merges, &self.byte_ids));
+                .get_or_init(|| merge::byte_pair_table(self.pair_table(), &self.byte_ids));
         }
     }
 
@@ -787,7 +794,7 @@ impl Bpe {
                 piece,
                 &self.byte_ids,
                 self.byte_pairs
-                    .get_or_init(|| merge::byte_pair_table(&self.merges, &self.byte_ids)),
+                    .get_or_init(|| merge::byte_pair_table(self.pair_table(), &self.byte_ids)),
                 pairs,
                 syms,
             );
@@ -982,6 +989,21 @@ mod tests {
         }
         // trailing zero bytes are part of the key
         assert_ne!(short_key(b"a"), short_key(b"a\0"));
+    }
+
+    /// tiktoken's rank files: BPE makes every token, so a long multi-byte
+    /// piece needs no whole-piece lookup before the backtracking encoder.
+    #[test]
+    fn tiktoken_rank_files_are_complete() {
+        let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/assets");
+        for file in ["cl100k_base/cl100k_base.tiktoken", "o200k_base/o200k_base.tiktoken"] {
+            let Ok(data) = std::fs::read(dir.join(file)) else {
+                eprintln!("skipped: {file} not found");
+                continue;
+            };
+            let bpe = tiktoken::parse(&data).and_then(Bpe::from_ranks).unwrap();
+            assert!(bpe.backtrack().is_some_and(|bt| bt.complete), "{file}");
+        }
     }
 
     #[test]
