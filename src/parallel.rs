@@ -24,6 +24,12 @@ pub fn default_threads() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
+/// The pool for a call's `num_threads` (default: [`default_threads`]), if
+/// one can be made.
+pub fn pool_for(threads: Option<usize>) -> Option<Arc<ThreadPool>> {
+    pool(threads.filter(|&n| n > 0).unwrap_or_else(default_threads))
+}
+
 fn pool(threads: usize) -> Option<Arc<ThreadPool>> {
     let mut guard = POOLS.lock().ok()?;
     let pools = guard.get_or_insert_with(FxHashMap::default);

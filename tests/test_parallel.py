@@ -200,3 +200,28 @@ def test_long_runs_are_exact_and_round_trip(corpus) -> None:
         ids = tok.encode(run)
         assert tok.decode(ids) == run
         assert ids == tok.encode_full(run).ids
+
+
+def test_batches_read_in_chunks_keep_order_and_errors(corpus) -> None:
+    """Big batches are read (converted to UTF-8) chunk by chunk while earlier
+    chunks are encoded: ids in order, and bad texts anywhere in the batch
+    give the same errors and clean-ups as alone."""
+    tok = ts.train(texts=corpus, vocab_size=500, pattern="gpt4", special_tokens=["<|endoftext|>"])
+    rng = random.Random(3)
+    docs = [make_text(i, rng.randrange(1, 60)) + ("é中" if i % 3 else "") for i in range(203)]
+    want = [tok.encode(d) for d in docs]
+    for threads in (1, 2, 3):
+        assert tok.encode_batch(docs, num_threads=threads) == want
+        flat, offsets = tok.encode_batch_to_numpy(docs, num_threads=threads)
+        assert [flat[offsets[i] : offsets[i + 1]].tolist() for i in range(len(docs))] == want
+    # a lone surrogate in a late chunk: cleaned as `encode` cleans it
+    bad = docs[:150] + ["a\ud800b"] + docs[150:]
+    assert tok.encode_batch(bad) == want[:150] + [tok.encode("a\ud800b")] + want[150:]
+    # a special token where it is not allowed, late in the batch
+    with pytest.raises(ts.DisallowedSpecialTokenError):
+        tok.encode_batch(docs[:180] + ["x <|endoftext|>"] + docs[180:])
+    late = tok.encode_batch(docs[:180] + ["x <|endoftext|>"], allowed_special="all")[-1]
+    assert late == tok.encode("x <|endoftext|>", allowed_special="all")
+    # not a string, late in the batch
+    with pytest.raises(TypeError):
+        tok.encode_batch(docs[:170] + [17])  # type: ignore[list-item]
