@@ -384,14 +384,15 @@ impl PreTokenizer {
         let PreTokenizer::Sequence { pretokenizers } = self else {
             return None;
         };
-        let mut splits = Vec::with_capacity(3);
+        // (no allocation: this runs on every encode call)
+        let mut want = [DEEPSEEK_DIGITS, DEEPSEEK_CJK, DEEPSEEK_WORDS].into_iter();
         for p in pretokenizers {
             match p {
                 PreTokenizer::Split {
                     pattern: Pattern::Regex { source, .. },
                     behavior: SplitBehavior::Isolated,
                     invert: false,
-                } => splits.push(source.as_str()),
+                } if want.next() == Some(source.as_str()) => {}
                 PreTokenizer::ByteLevel {
                     use_regex: false,
                     add_prefix_space: false,
@@ -400,7 +401,7 @@ impl PreTokenizer {
                 _ => return None,
             }
         }
-        if splits != [DEEPSEEK_DIGITS, DEEPSEEK_CJK, DEEPSEEK_WORDS] {
+        if want.next().is_some() {
             return None;
         }
         static S: OnceLock<crate::scanner::Scanner> = OnceLock::new();
