@@ -678,6 +678,30 @@ mod tests {
         assert_eq!(ids, [257, 230, 150, 135, 257, 230, 150, 135, 257, 230, 150, 135, 257]);
     }
 
+    /// The backtracking encoder applies to the models whose merge ranks
+    /// follow their ids (each merge makes a new token, later merges higher
+    /// ids): tiktoken's, and tokenizer.json files made the same way.
+    #[test]
+    fn backtracking_applies_where_ranks_follow_ids() {
+        let Some(shared) = shared() else {
+            eprintln!("skipped: ../shared/assets not found");
+            return;
+        };
+        for (file, applies) in [
+            ("qwen2.5/tokenizer.json", true),
+            ("qwen3/tokenizer.json", true),
+            ("deepseek-v3/tokenizer.json", true),
+            ("gpt2/tokenizer.json", true),
+            // several merges make the same token: ranks cannot be ids
+            ("llama3/tokenizer.json", false),
+        ] {
+            let json = std::fs::read_to_string(shared.join("assets").join(file)).unwrap();
+            let tok = Tokenizer::from_json(&json).unwrap();
+            let bpe = tok.model.as_bpe().unwrap();
+            assert_eq!(bpe.backtracking(), applies, "{file}");
+        }
+    }
+
     /// The ids-only fast path (scanner straight into BPE) gives the ids of
     /// the general path (pieces, then the model, with offsets).
     #[test]

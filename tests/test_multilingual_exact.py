@@ -140,14 +140,17 @@ def test_random_letters_long_pieces(pair) -> None:
             _same(tok, real, text, f"alphabet {k}, {n} letters")
 
 
-def test_deepseek_sequence_scanner_on_every_language() -> None:
-    """DeepSeek-V3's three-split pre-tokenizer runs on a hand-written scanner;
-    its ids equal the `tokenizers` library's on every UDHR and PUD language,
-    the CJK files and generated strings of every script."""
+@pytest.mark.parametrize("name", ["deepseek-v3", "qwen2.5", "qwen3", "gpt2", "llama3"])
+def test_tokenizer_json_on_every_language(name: str) -> None:
+    """`tokenizer.json` models equal the `tokenizers` library on every UDHR
+    and PUD language, the CJK files and generated strings of every script:
+    DeepSeek-V3's three-split pre-tokenizer runs on a hand-written scanner,
+    and models whose merge ranks follow their ids (DeepSeek-V3, Qwen 2.5 and
+    3, GPT-2) take the backtracking encoder for long multi-byte pieces."""
     tokenizers = pytest.importorskip(
         "tokenizers", reason="tokenizers is a test dependency: pip install -e '.[test]'"
     )
-    path = asset("deepseek-v3", "tokenizer.json")
+    path = asset(name, "tokenizer.json")
     ours = ts.load(path)
     hf = tokenizers.Tokenizer.from_file(str(path))
     texts: list[tuple[str, str]] = []

@@ -32,6 +32,8 @@ impl PairLookup for Merges {
 /// in the caches) turns most pairs that do not merge away without reading
 /// the table.
 pub struct PairTable {
+    /// Each merge ranked by its merged id (same order as the ranks).
+    pub by_id: bool,
     /// key `a << 32 | b`; `EMPTY` for none
     slots: Box<[PairSlot]>,
     shift: u32,
@@ -53,6 +55,9 @@ const EMPTY: u64 = u64::MAX;
 
 impl PairTable {
     pub fn new(merges: &Merges) -> Self {
+        let mut order: Vec<(u32, u32)> = merges.values().copied().collect();
+        order.sort_unstable();
+        let by_id = order.windows(2).all(|w| w[0].1 < w[1].1);
         let n = merges.len().max(4);
         // at most half full: a lookup rarely reads a second slot
         let cap = (n * 2).next_power_of_two();
@@ -60,6 +65,7 @@ impl PairTable {
         // filter about one time in ten
         let bits = (n * 10).next_power_of_two().max(64);
         let mut t = PairTable {
+            by_id,
             slots: vec![
                 PairSlot {
                     key: EMPTY,
@@ -82,6 +88,7 @@ impl PairTable {
             while t.slots[i].key != EMPTY {
                 i = (i + 1) & t.mask;
             }
+            let rank = if by_id { id } else { rank };
             t.slots[i] = PairSlot { key, rank, id };
         }
         t

@@ -757,12 +757,17 @@ impl Bpe {
     fn backtrack(&self) -> Option<&backtrack::Backtrack> {
         self.backtrack
             .get_or_init(|| {
-                if !self.merges_from_bytes() || self.merges.iter().any(|(_, &(rank, id))| rank != id) {
+                if !self.merges_from_bytes() || !self.pair_table().by_id {
                     return None;
                 }
                 backtrack::Backtrack::new(&self.vocab_r, &self.byte_ids, self.pair_table())
             })
             .as_ref()
+    }
+
+    /// Whether long multi-byte pieces take the backtracking encoder (built now if not yet).
+    pub fn backtracking(&self) -> bool {
+        self.backtrack().is_some()
     }
 
     /// Whether `piece` goes to the backtracking encoder: it pays off on long
