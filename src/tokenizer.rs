@@ -700,6 +700,15 @@ mod tests {
             let bpe = tok.model.as_bpe().unwrap();
             assert_eq!(bpe.backtracking(), applies, "{file}");
         }
+        for (file, pattern) in [
+            ("cl100k_base/cl100k_base.tiktoken", CL100K_PATTERN),
+            ("o200k_base/o200k_base.tiktoken", O200K_PATTERN),
+            ("gpt2/r50k_base.tiktoken", GPT2_PATTERN),
+        ] {
+            let data = std::fs::read(shared.join("assets").join(file)).unwrap();
+            let tok = Tokenizer::from_tiktoken(&data, pattern, &[]).unwrap();
+            assert!(tok.model.as_bpe().unwrap().backtracking(), "{file}");
+        }
     }
 
     /// The ids-only fast path (scanner straight into BPE) gives the ids of

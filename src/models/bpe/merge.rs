@@ -57,7 +57,9 @@ impl PairTable {
     pub fn new(merges: &Merges) -> Self {
         let mut order: Vec<(u32, u32)> = merges.values().copied().collect();
         order.sort_unstable();
-        let by_id = order.windows(2).all(|w| w[0].1 < w[1].1);
+        // (tiktoken's implied merges make a token from each of its splits,
+        // all with the token's rank: those are one merge here)
+        let by_id = order.windows(2).all(|w| w[0].1 < w[1].1 || w[0] == w[1]);
         let n = merges.len().max(4);
         // at most half full: a lookup rarely reads a second slot
         let cap = (n * 2).next_power_of_two();
