@@ -29,17 +29,12 @@ fn main() {
             let e = std::thread::scope(|s| {
                 s.spawn(|| {
                     tok.encode(warm, &Allowed::None, None, false).expect("encode");
-                    perf_ctl("enable");
-                    let s = Instant::now();
-                    tok.encode(doc, &Allowed::None, None, false).expect("encode");
-                    let e = s.elapsed();
-                    perf_ctl("disable");
-                    e
+                    timed(&tok, doc)
                 })
                 .join()
                 .expect("thread")
             });
-            times.push(doc.len() as f64 / 1e6 / e.as_secs_f64());
+            times.push(e);
         }
         eprintln!("times {times:?}");
         times.sort_by(|a, b| b.total_cmp(a));
@@ -64,14 +59,19 @@ fn main() {
         if !early {
             t.encode(warm, &Allowed::None, None, false).expect("encode");
         }
-        perf_ctl("enable");
-        let s = Instant::now();
-        t.encode(doc, &Allowed::None, None, false).expect("encode");
-        let e = s.elapsed();
-        perf_ctl("disable");
-        best = best.max(doc.len() as f64 / 1e6 / e.as_secs_f64());
+        best = best.max(timed(t, doc));
     }
     println!("cold (warmed on other text) best {best:.1} MB/s");
+}
+
+/// MB/s of one encode of `doc`, the profiler sampling only it.
+fn timed(tok: &Tokenizer, doc: &str) -> f64 {
+    perf_ctl("enable");
+    let s = Instant::now();
+    tok.encode(doc, &Allowed::None, None, false).expect("encode");
+    let e = s.elapsed();
+    perf_ctl("disable");
+    doc.len() as f64 / 1e6 / e.as_secs_f64()
 }
 
 /// With `PERF_CTL=FIFO` (perf record -D -1 --control fifo:FIFO), sample only

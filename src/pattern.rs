@@ -630,6 +630,30 @@ mod tests {
         "Ab@cD",
     ];
 
+    /// Texts of 4096 code points each, every one in two of the `contexts`
+    /// (`@` stands for it).
+    fn in_contexts(cps: &[char], contexts: &[&str]) -> Vec<String> {
+        let mut texts = Vec::new();
+        for (n, chunk) in cps.chunks(4096).enumerate() {
+            let mut s = String::new();
+            for (k, &c) in chunk.iter().enumerate() {
+                for ctx in [
+                    contexts[(n + k) % contexts.len()],
+                    contexts[(n * 7 + k * 3 + 5) % contexts.len()],
+                ] {
+                    for (i, part) in ctx.split('@').enumerate() {
+                        if i > 0 {
+                            s.push(c);
+                        }
+                        s.push_str(part);
+                    }
+                }
+            }
+            texts.push(s);
+        }
+        texts
+    }
+
     #[test]
     fn scanner_agrees_on_every_code_point() {
         // every scalar value, each in two of the contexts; in debug builds
@@ -639,24 +663,11 @@ mod tests {
             .filter(|&c| c < 0x800 || c % step == 0)
             .filter_map(char::from_u32)
             .collect();
+        let texts = in_contexts(&cps, CONTEXTS);
         for p in SCANNED {
             let (scan, fancy) = scanner_and_fancy(p);
-            for (n, chunk) in cps.chunks(4096).enumerate() {
-                let mut s = String::new();
-                for (k, &c) in chunk.iter().enumerate() {
-                    for ctx in [
-                        CONTEXTS[(n + k) % CONTEXTS.len()],
-                        CONTEXTS[(n * 7 + k * 3 + 5) % CONTEXTS.len()],
-                    ] {
-                        for part in ctx.split('@').enumerate() {
-                            if part.0 > 0 {
-                                s.push(c);
-                            }
-                            s.push_str(part.1);
-                        }
-                    }
-                }
-                same_pieces(p, &scan, &fancy, &s);
+            for s in &texts {
+                same_pieces(p, &scan, &fancy, s);
             }
         }
     }
@@ -838,21 +849,7 @@ mod tests {
             &["@\u{3042}", "\u{4e2d}@", "$@x", "@9", "9@", " @\u{4e2d}", "@\u{301}a"],
         ]
         .concat();
-        for (n, chunk) in cps.chunks(4096).enumerate() {
-            let mut s = String::new();
-            for (k, &c) in chunk.iter().enumerate() {
-                for ctx in [
-                    contexts[(n + k) % contexts.len()],
-                    contexts[(n * 7 + k * 3 + 5) % contexts.len()],
-                ] {
-                    for part in ctx.split('@').enumerate() {
-                        if part.0 > 0 {
-                            s.push(c);
-                        }
-                        s.push_str(part.1);
-                    }
-                }
-            }
+        for s in in_contexts(&cps, &contexts) {
             deepseek_same(&s);
         }
     }
