@@ -675,7 +675,7 @@ mod tests {
     /// One code point of each distinct combination of the properties the
     /// scanners read (several where there are many), plus all of ASCII.
     fn class_representatives() -> Vec<char> {
-        let props = [
+        representatives(&[
             r"\p{L}",
             r"\p{N}",
             r"\s",
@@ -686,8 +686,16 @@ mod tests {
             r"\p{Lo}",
             r"\p{M}",
             r"(?i:[strevmld])",
-        ]
-        .map(|re| regex::Regex::new(&format!("^{re}$")).unwrap());
+        ])
+    }
+
+    /// All of ASCII, and up to three code points of each combination of the
+    /// classes `props` (regexes) that occurs.
+    fn representatives(props: &[&str]) -> Vec<char> {
+        let props: Vec<regex::Regex> = props
+            .iter()
+            .map(|re| regex::Regex::new(&format!("^{re}$")).unwrap())
+            .collect();
         let mut seen: std::collections::HashMap<u32, usize> = std::collections::HashMap::new();
         let mut reps: Vec<char> = (0u8..128).map(char::from).collect();
         for c in (0x80u32..0x11_0000).filter_map(char::from_u32) {
@@ -705,42 +713,14 @@ mod tests {
         reps
     }
 
-    #[test]
-    fn scanner_agrees_on_all_pairs_of_classes_and_random_text() {
-        let reps = class_representatives();
-        // weighted pools for the random strings: the characters the patterns treat specially
-        let special: Vec<char> = " \t\n\r'/sStTrReEvVmMlLdD\u{17F}1A a.\u{301}\u{3000}\u{a0}"
-            .chars()
-            .collect();
-        let mut x = 0x2545_F491_4F6C_DD1Du64;
-        let mut rand = |n: usize| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x % n as u64) as usize
-        };
-        let mut random_texts = Vec::new();
-        let cases = if cfg!(debug_assertions) { 2000 } else { 20000 };
-        for _ in 0..cases {
-            let len = 1 + rand(24);
-            let s: String = (0..len)
-                .map(|_| {
-                    if rand(3) == 0 {
-                        reps[rand(reps.len())]
-                    } else {
-                        special[rand(special.len())]
-                    }
-                })
-                .collect();
-            random_texts.push(s);
-        }
-        for p in SCANNED {
-            let (scan, fancy) = scanner_and_fancy(p);
-            // every ordered pair of representatives, between spaces and letters
-            for chunk in reps.chunks(64) {
+    /// Every ordered pair of `reps` (with every `step`-th second one),
+    /// each followed by a space or a letter, in texts of 64 first characters.
+    fn pair_texts(reps: &[char], step: usize) -> Vec<String> {
+        reps.chunks(64)
+            .map(|chunk| {
                 let mut s = String::new();
                 for &a in chunk {
-                    for &b in &reps {
+                    for &b in reps.iter().step_by(step) {
                         s.push(a);
                         s.push(b);
                         s.push(if (a as u32 + b as u32).is_multiple_of(2) {
@@ -750,9 +730,49 @@ mod tests {
                         });
                     }
                 }
-                same_pieces(p, &scan, &fancy, &s);
-            }
-            for t in &random_texts {
+                s
+            })
+            .collect()
+    }
+
+    /// `cases` random strings of 1 to 24 characters: a third from `reps`,
+    /// the rest from `special`.
+    fn random_texts(reps: &[char], special: &str, mut x: u64, cases: usize) -> Vec<String> {
+        let special: Vec<char> = special.chars().collect();
+        let mut rand = |n: usize| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % n as u64) as usize
+        };
+        (0..cases)
+            .map(|_| {
+                let len = 1 + rand(24);
+                (0..len)
+                    .map(|_| {
+                        if rand(3) == 0 {
+                            reps[rand(reps.len())]
+                        } else {
+                            special[rand(special.len())]
+                        }
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn scanner_agrees_on_all_pairs_of_classes_and_random_text() {
+        let reps = class_representatives();
+        // weighted pools for the random strings: the characters the patterns treat specially
+        let special = " \t\n\r'/sStTrReEvVmMlLdD\u{17F}1A a.\u{301}\u{3000}\u{a0}";
+        let cases = if cfg!(debug_assertions) { 2000 } else { 20000 };
+        let random = random_texts(&reps, special, 0x2545_F491_4F6C_DD1D, cases);
+        // every ordered pair of representatives, between spaces and letters
+        let pairs = pair_texts(&reps, 1);
+        for p in SCANNED {
+            let (scan, fancy) = scanner_and_fancy(p);
+            for t in pairs.iter().chain(&random) {
                 same_pieces(p, &scan, &fancy, t);
             }
         }
@@ -857,7 +877,7 @@ mod tests {
     #[test]
     fn deepseek_scanner_agrees_on_pairs_of_classes_and_random_text() {
         // one character of each combination of the classes DeepSeek's splits read
-        let props = [
+        let reps = representatives(&[
             r"\p{L}",
             r"\p{N}",
             r"\s",
@@ -866,62 +886,16 @@ mod tests {
             r"\p{S}",
             r"[\r\n]",
             crate::pre_tokenizers::DEEPSEEK_CJK,
-        ]
-        .map(|re| regex::Regex::new(&format!("^{re}$")).unwrap());
-        let mut seen: std::collections::HashMap<u32, usize> = std::collections::HashMap::new();
-        let mut reps: Vec<char> = (0u8..128).map(char::from).collect();
-        for c in (0x80u32..0x11_0000).filter_map(char::from_u32) {
-            let s = c.to_string();
-            let sig = props
-                .iter()
-                .enumerate()
-                .fold(0u32, |acc, (i, re)| acc | (u32::from(re.is_match(&s)) << i));
-            let n = seen.entry(sig).or_insert(0);
-            if *n < 3 {
-                reps.push(c);
-            }
-            *n += 1;
-        }
+        ]);
         // (debug builds, slow: each with every third)
         let step = if cfg!(debug_assertions) { 3 } else { 1 };
-        for chunk in reps.chunks(64) {
-            let mut s = String::new();
-            for &a in chunk {
-                for &b in reps.iter().step_by(step) {
-                    s.push(a);
-                    s.push(b);
-                    s.push(if (a as u32 + b as u32).is_multiple_of(2) {
-                        ' '
-                    } else {
-                        'x'
-                    });
-                }
-            }
-            deepseek_same(&s);
-        }
-        let special: Vec<char> = " \t\n\r'$,.1aZ\u{301}\u{3000}\u{a0}\u{4e2d}\u{3042}\u{30fb}\u{ff0c}\u{200d}"
-            .chars()
-            .collect();
-        let mut x = 0x9E37_79B9_7F4A_7C15u64;
-        let mut rand = |n: usize| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x % n as u64) as usize
-        };
+        let special = " \t\n\r'$,.1aZ\u{301}\u{3000}\u{a0}\u{4e2d}\u{3042}\u{30fb}\u{ff0c}\u{200d}";
         let cases = if cfg!(debug_assertions) { 3000 } else { 30000 };
-        for _ in 0..cases {
-            let len = 1 + rand(24);
-            let s: String = (0..len)
-                .map(|_| {
-                    if rand(3) == 0 {
-                        reps[rand(reps.len())]
-                    } else {
-                        special[rand(special.len())]
-                    }
-                })
-                .collect();
-            deepseek_same(&s);
+        for t in pair_texts(&reps, step)
+            .iter()
+            .chain(&random_texts(&reps, special, 0x9E37_79B9_7F4A_7C15, cases))
+        {
+            deepseek_same(t);
         }
     }
 
