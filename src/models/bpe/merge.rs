@@ -433,14 +433,24 @@ mod tests {
             (x >> 33) as u32
         };
         for rank in 0..5000u32 {
-            merges.insert((next() % 300, next() % 300), (rank, 1000 + rank));
+            merges.insert((next() % 300, next() % 300), (rank, 1000 + rank * 2));
         }
-        let t = PairTable::new(&merges);
+        // ranks in id order: ranked by id; once two merges make one token, by rank
+        let by_id = PairTable::new(&merges);
+        assert!(by_id.by_id);
+        let mut twice = merges.clone();
+        twice.insert((7000, 7001), (9000, 1000));
+        let by_rank = PairTable::new(&twice);
+        assert!(!by_rank.by_id);
         for a in 0..300 {
             for b in 0..300 {
-                assert_eq!(t.pair(a, b), merges.get(&(a, b)).copied(), "({a}, {b})");
+                let want = merges.get(&(a, b)).copied();
+                assert_eq!(by_id.pair(a, b), want.map(|(_, id)| (id, id)), "({a}, {b})");
+                assert_eq!(by_rank.pair(a, b), want, "({a}, {b})");
             }
         }
+        assert_eq!(by_rank.pair(7000, 7001), Some((9000, 1000)));
+        let t = by_id;
         // ids far apart, and an empty table
         assert_eq!(t.pair(u32::MAX - 1, 0), None);
         assert_eq!(PairTable::new(&Merges::default()).pair(1, 2), None);
