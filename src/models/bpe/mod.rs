@@ -528,9 +528,7 @@ impl Bpe {
         scanner.for_each(text, |s, e| {
             let piece = &bytes[s..e];
             if piece.len() > SHORT_MAX {
-                for p in &chunk[..n] {
-                    self.short_piece(bytes, p, local, &mut syms, out);
-                }
+                self.short_pieces(bytes, &chunk[..n], local, &mut syms, out);
                 n = 0;
                 if self.backtracks(piece) {
                     // (a whole-token piece is found by the backtracking
@@ -574,14 +572,25 @@ impl Bpe {
             };
             n += 1;
             if n == CHUNK {
-                for p in &chunk {
-                    self.short_piece(bytes, p, local, &mut syms, out);
-                }
+                self.short_pieces(bytes, &chunk, local, &mut syms, out);
                 n = 0;
             }
         });
-        for p in &chunk[..n] {
-            self.short_piece(bytes, p, local, &mut syms, out);
+        self.short_pieces(bytes, &chunk[..n], local, &mut syms, out);
+    }
+
+    /// `short_piece` of each piece of a chunk, in order.
+    #[inline(always)]
+    fn short_pieces(
+        &self,
+        bytes: &[u8],
+        chunk: &[Pending],
+        local: &mut LocalCache,
+        syms: &mut Vec<(u32, u32)>,
+        out: &mut Vec<u32>,
+    ) {
+        for p in chunk {
+            self.short_piece(bytes, p, local, syms, out);
         }
     }
 
