@@ -64,7 +64,9 @@ fn main() {
     println!("cold (warmed on other text) best {best:.1} MB/s");
 }
 
-/// MB/s of one encode of `doc`, the profiler sampling only it.
+/// MB/s of one encode of `doc`, the profiler sampling only it (never inlined:
+/// `valgrind --tool=callgrind --toggle-collect=profile_cold::timed` counts only it).
+#[inline(never)]
 fn timed(tok: &Tokenizer, doc: &str) -> f64 {
     perf_ctl("enable");
     let s = Instant::now();

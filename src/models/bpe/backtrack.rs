@@ -64,8 +64,48 @@ struct Node {
 /// Children of a group larger than this are found by binary search.
 const SCAN_KIDS: usize = 8;
 
+/// A longest-match result in the trie's tables: `id << 5 | CHARS? | len`,
+/// or NONE.
+type Best = u32;
+/// In a `Best` of a node at a character boundary: the node has children,
+/// and every longer token under it goes on with a whole three-byte
+/// character (so `Trie::chars` knows all of them).
+const CHARS: u32 = 16;
+
+#[inline(always)]
+const fn pack((id, len): (u32, usize)) -> Best {
+    if id == NONE {
+        NONE
+    } else {
+        (id << 5) | len as u32
+    }
+}
+
+/// (id, byte length) of a `Best`; (NONE, 0) for none.
+#[inline(always)]
+const fn unpack(b: Best) -> (u32, usize) {
+    if b == NONE {
+        (NONE, 0)
+    } else {
+        (b >> 5, (b & 15) as usize)
+    }
+}
+
+/// The 16 bits a three-byte UTF-8 character at the start of `t` carries.
+#[inline(always)]
+fn three(t: &[u8]) -> Option<usize> {
+    match t {
+        [a, b, c, ..] if a & 0xF0 == 0xE0 && b & 0xC0 == 0x80 && c & 0xC0 == 0x80 => {
+            Some(((*a as usize & 0x0F) << 12) | ((*b as usize & 0x3F) << 6) | (*c as usize & 0x3F))
+        }
+        _ => None,
+    }
+}
+
 /// Longest-prefix matching over the tokens: the first two bytes (or one
-/// whole three-byte character) through direct tables, each further byte
+/// whole three-byte character) through direct tables, two or three whole
+/// three-byte characters (most of Chinese, Japanese and Korean text)
+/// through one hash table probed for both at once, each further byte
 /// through the node's group of children.
 ///
 /// Groups are laid out depth first, a node's children right after the
@@ -75,16 +115,90 @@ struct Trie {
     /// token of each single byte (NONE when it is none)
     first: Box<[u32; 256]>,
     /// (node, longest token within the first two bytes) by the first two bytes
-    second: Box<[(u32, u32)]>,
+    second: Box<[(u32, Best)]>,
     /// (node, longest token within the first three bytes) by the 16 bits a
     /// three-byte UTF-8 character carries
-    third: Box<[(u32, u32)]>,
+    third: Box<[(u32, Best)]>,
+    /// (node, longest token within them) by two or three whole three-byte
+    /// characters that some token starts with
+    chars: CharTable,
     /// every node; 0 is the root, and node 0 as a child means "none"
     nodes: Vec<Node>,
 }
 
+/// Open addressing over `CharSlot`s (key 0: empty).
+struct CharTable {
+    slots: Box<[CharSlot]>,
+    shift: u32,
+}
+
+#[derive(Clone, Copy, Default)]
+#[repr(C, align(16))]
+struct CharSlot {
+    key: u64,
+    /// the node after the characters (0: it has no children)
+    node: u32,
+    best: Best,
+}
+
+impl CharTable {
+    /// The key of two characters, or of three.
+    #[inline(always)]
+    fn key2(c1: usize, c2: usize) -> u64 {
+        (1 << 62) | ((c1 as u64) << 16) | c2 as u64
+    }
+
+    #[inline(always)]
+    fn key3(c1: usize, c2: usize, c3: usize) -> u64 {
+        (2 << 62) | ((c1 as u64) << 32) | ((c2 as u64) << 16) | c3 as u64
+    }
+
+    fn new(entries: &[CharSlot]) -> Self {
+        let bits = (entries.len() * 2).next_power_of_two().max(2).trailing_zeros();
+        let mut t = CharTable {
+            slots: vec![CharSlot::default(); 1 << bits].into_boxed_slice(),
+            shift: 64 - bits,
+        };
+        let mask = t.slots.len() - 1;
+        for e in entries {
+            let mut i = t.slot(e.key);
+            while t.slots[i].key != 0 {
+                i = (i + 1) & mask;
+            }
+            t.slots[i] = *e;
+        }
+        t
+    }
+
+    #[inline(always)]
+    fn slot(&self, key: u64) -> usize {
+        (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize
+    }
+
+    #[inline(always)]
+    fn prefetch(&self, key: u64) {
+        super::table::prefetch(&self.slots[self.slot(key)]);
+    }
+
+    #[inline(always)]
+    fn get(&self, key: u64) -> Option<&CharSlot> {
+        let mask = self.slots.len() - 1;
+        let mut i = self.slot(key);
+        loop {
+            let s = &self.slots[i];
+            if s.key == key {
+                return Some(s);
+            }
+            if s.key == 0 {
+                return None;
+            }
+            i = (i + 1) & mask;
+        }
+    }
+}
+
 impl Trie {
-    /// The trie of `tokens` (bytes, id), none of them empty.
+    /// The trie of `tokens` (bytes, id), none of them empty, ids below `MAX_ID`.
     fn new(tokens: &[(&[u8], u32)]) -> Self {
         // Sorted, the tokens under a node are one range, and its children
         // split that range by the next byte: the nodes come out group by
@@ -134,34 +248,84 @@ impl Trie {
             first: Box::new([NONE; 256]),
             second: vec![(0, NONE); 1 << 16].into_boxed_slice(),
             third: vec![(0, NONE); 1 << 16].into_boxed_slice(),
+            chars: CharTable::new(&[]),
             nodes,
         };
+        // Until the tables are filled, `walk` from the root answers.
+        let with_kids = |trie: &Trie, node: u32| if trie.nodes[node as usize].n > 0 { node } else { 0 };
         for byte in 0..256usize {
             let Some(one) = trie.child(0, byte as u8) else { continue };
             trie.first[byte] = trie.nodes[one as usize].token;
             for byte2 in 0..256usize {
-                let idx = (byte << 8) | byte2;
-                trie.second[idx] = match trie.child(one, byte2 as u8) {
-                    Some(two) => (two, trie.nodes[two as usize].token),
-                    None => (0, NONE),
-                };
-                if trie.second[idx].1 == NONE {
-                    trie.second[idx].1 = trie.first[byte];
-                }
+                let pair = [byte as u8, byte2 as u8];
+                let node = trie.child(one, byte2 as u8).map_or(0, |n| with_kids(&trie, n));
+                trie.second[(byte << 8) | byte2] = (node, pack(trie.walk(0, (NONE, 0), &pair, 0)));
             }
         }
+        // Tokens that go on from two or three whole characters with
+        // something else (part of a character, another script): their
+        // nodes are walked byte by byte.
+        let mut tails = rustc_hash::FxHashSet::default();
+        let mut prefixes = rustc_hash::FxHashSet::default();
+        for &(t, _) in tokens {
+            let Some(c1) = three(t) else { continue };
+            if t.len() > 3 && three(&t[3..]).is_none() {
+                tails.insert(c1 as u64);
+                continue;
+            }
+            let Some(c2) = three(&t[3..]) else { continue };
+            prefixes.insert((CharTable::key2(c1, c2), 6));
+            if t.len() > 6 && three(&t[6..]).is_none() {
+                tails.insert(CharTable::key2(c1, c2));
+                continue;
+            }
+            let Some(c3) = three(&t[6..]) else { continue };
+            prefixes.insert((CharTable::key3(c1, c2, c3), 9));
+        }
+        // the node at the end of `bytes` (0 when it has no children) and the
+        // longest token they start with, CHARS set where it applies
+        let entry = |trie: &Trie, key: u64, bytes: &[u8]| -> (u32, Best) {
+            let mut node = 0;
+            for &b in bytes {
+                node = trie.child(node, b).expect("a token's prefix is a node");
+            }
+            let node = with_kids(trie, node);
+            let mut b = pack(trie.walk(0, (NONE, 0), bytes, 0));
+            if node != 0 && bytes.len() < 9 && !tails.contains(&key) {
+                b |= CHARS;
+            }
+            (node, b)
+        };
         for code in 0x800u32..0x10000 {
             let Some(ch) = char::from_u32(code) else { continue };
             let mut buf = [0u8; 4];
             let t = ch.encode_utf8(&mut buf).as_bytes();
-            let (two, best) = trie.second[((t[0] as usize) << 8) | t[1] as usize];
-            let (node, tok) = match (two != 0).then(|| trie.child(two, t[2])).flatten() {
-                Some(three) => (three, trie.nodes[three as usize].token),
-                None => (0, NONE),
+            let c1 = three(t).expect("a three-byte character");
+            trie.third[c1] = match trie
+                .child(0, t[0])
+                .and_then(|n| trie.child(n, t[1]))
+                .and_then(|n| trie.child(n, t[2]))
+            {
+                Some(_) => entry(&trie, c1 as u64, t),
+                None => (0, pack(trie.walk(0, (NONE, 0), t, 0))),
             };
-            trie.third[Self::third_index(t).expect("a three-byte character")] =
-                (node, if tok != NONE { tok } else { best });
         }
+        let mut entries: Vec<CharSlot> = prefixes
+            .into_iter()
+            .map(|(key, n)| {
+                let mut bytes = [0u8; 9];
+                let cs = [(key >> 32) & 0xFFFF, (key >> 16) & 0xFFFF, key & 0xFFFF];
+                let cs = if n == 6 { &cs[1..] } else { &cs[..] };
+                for (k, &c) in cs.iter().enumerate() {
+                    let ch = char::from_u32(c as u32).expect("a token's character");
+                    ch.encode_utf8(&mut bytes[3 * k..]);
+                }
+                let (node, best) = entry(&trie, key, &bytes[..n]);
+                CharSlot { key, node, best }
+            })
+            .collect();
+        entries.sort_unstable_by_key(|e| e.key);
+        trie.chars = CharTable::new(&entries);
         trie
     }
 
@@ -178,51 +342,72 @@ impl Trie {
         Some(nd.kids + i as u32)
     }
 
-    /// The index in `third` of a three-byte UTF-8 character at the start of `t`.
-    #[inline(always)]
-    fn third_index(t: &[u8]) -> Option<usize> {
-        match t {
-            [a, b, c, ..] if a & 0xF0 == 0xE0 && b & 0xC0 == 0x80 && c & 0xC0 == 0x80 => {
-                Some(((*a as usize & 0x0F) << 12) | ((*b as usize & 0x3F) << 6) | (*c as usize & 0x3F))
-            }
-            _ => None,
-        }
-    }
-
-    /// The longest token that `text` (non-empty) starts with, or NONE.
+    /// The longest token that `text` (non-empty) starts with, and its
+    /// length: (NONE, 0) when none does.
     #[inline]
-    fn longest(&self, text: &[u8]) -> u32 {
+    fn longest(&self, text: &[u8]) -> (u32, usize) {
         if text.len() == 1 {
-            return self.first[text[0] as usize];
+            let t = self.first[text[0] as usize];
+            return (t, if t == NONE { 0 } else { 1 });
         }
-        let (node, mut best, from) = match Self::third_index(text) {
-            Some(i) => {
-                let (node, best) = self.third[i];
-                (node, best, 3)
+        let (mut node, mut b, mut from) = match three(text) {
+            Some(c1) => {
+                let (node, b) = self.third[c1];
+                (node, b, 3)
             }
             None => {
-                let (node, best) = self.second[((text[0] as usize) << 8) | text[1] as usize];
-                (node, best, 2)
+                let (node, b) = self.second[((text[0] as usize) << 8) | text[1] as usize];
+                (node, b, 2)
             }
         };
-        if node == 0 {
-            return best;
+        if b != NONE && b & CHARS != 0 {
+            // whole characters: two and three looked up at once
+            let c1 = three(text).expect("CHARS is set for characters only");
+            if let Some(c2) = three(&text[3..]) {
+                let k2 = CharTable::key2(c1, c2);
+                let k3 = three(&text[6..]).map(|c3| CharTable::key3(c1, c2, c3));
+                if let Some(k3) = k3 {
+                    self.chars.prefetch(k3);
+                }
+                let Some(e2) = self.chars.get(k2) else {
+                    return unpack(b);
+                };
+                (node, b, from) = (e2.node, e2.best, 6);
+                if b & CHARS != 0 {
+                    if let Some(k3) = k3 {
+                        let Some(e3) = self.chars.get(k3) else {
+                            return unpack(b);
+                        };
+                        (node, b, from) = (e3.node, e3.best, 9);
+                    }
+                }
+            }
         }
+        if node == 0 {
+            return unpack(b);
+        }
+        self.walk(node, unpack(b), &text[from..], from)
+    }
+
+    /// The longest token along `text` from `node`, reached after `depth`
+    /// bytes whose longest token is `found` (id, length).
+    #[inline(always)]
+    fn walk(&self, node: u32, mut found: (u32, usize), text: &[u8], depth: usize) -> (u32, usize) {
         let mut nd = self.nodes[node as usize];
-        for &b in &text[from..] {
+        for (i, &b) in text.iter().enumerate() {
             let kids = &self.nodes[nd.kids as usize..nd.kids as usize + nd.n as usize];
-            let found = if kids.len() <= SCAN_KIDS {
+            let k = if kids.len() <= SCAN_KIDS {
                 kids.iter().find(|k| k.byte == b)
             } else {
                 kids.binary_search_by_key(&b, |k| k.byte).ok().map(|i| &kids[i])
             };
-            let Some(&k) = found else { break };
+            let Some(&k) = k else { break };
             if k.token != NONE {
-                best = k.token;
+                found = (k.token, depth + i + 1);
             }
             nd = k;
         }
-        best
+        found
     }
 }
 
@@ -336,7 +521,7 @@ impl Backtrack {
         // but the last start with
         let next_prefix = (0..n)
             .map(|id| match vocab_r[id].as_deref().filter(|_| len[id] > 0) {
-                Some(bytes) if bytes.len() > 1 => trie.longest(&bytes[..bytes.len() - 1]),
+                Some(bytes) if bytes.len() > 1 => trie.longest(&bytes[..bytes.len() - 1]).0,
                 _ => NONE,
             })
             .collect::<Vec<u32>>();
@@ -363,17 +548,24 @@ impl Backtrack {
     /// high part << 2 | known << 1 | compatible.
     #[inline]
     fn compatible(&self, merges: &impl PairLookup, a: u32, b: u32, work: &mut usize) -> bool {
-        let key = ((a as u64) << ID_BITS) | b as u64;
-        let (lo, hi) = (key & ((1 << MEMO_BITS) - 1), key >> MEMO_BITS);
-        let mix = hi.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - MEMO_BITS);
-        let slot = &self.memo[(lo ^ mix) as usize];
+        let (slot, hi) = self.memo_slot(a, b);
+        let slot = &self.memo[slot];
         let seen = slot.load(Ordering::Relaxed);
-        if seen >> 2 == hi as u32 && seen & 2 != 0 {
+        if seen >> 2 == hi && seen & 2 != 0 {
             return seen & 1 != 0;
         }
         let ok = self.compatible_slow(merges, a, b, work);
-        slot.store(((hi as u32) << 2) | 2 | ok as u32, Ordering::Relaxed);
+        slot.store((hi << 2) | 2 | ok as u32, Ordering::Relaxed);
         ok
+    }
+
+    /// The memo slot of the pair `a`, `b` and the high part of its key.
+    #[inline(always)]
+    fn memo_slot(&self, a: u32, b: u32) -> (usize, u32) {
+        let key = ((a as u64) << ID_BITS) | b as u64;
+        let (lo, hi) = (key & ((1 << MEMO_BITS) - 1), key >> MEMO_BITS);
+        let mix = hi.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - MEMO_BITS);
+        ((lo ^ mix) as usize, hi as u32)
     }
 
     /// Undo the merges at the boundary of `a` and `b`, the later one first
@@ -432,7 +624,7 @@ impl Backtrack {
         let mut pos = 0;
         let mut last = NONE;
         while pos < piece.len() {
-            let t = self.trie.longest(&piece[pos..]);
+            let (t, l) = self.trie.longest(&piece[pos..]);
             if t == NONE || (last != NONE && !self.compatible(merges, last, t, &mut work)) {
                 out.truncate(start);
                 return work <= budget && self.encode_backtracking(merges, piece, out, work, budget);
@@ -441,7 +633,6 @@ impl Backtrack {
                 out.truncate(start);
                 return false;
             }
-            let l = self.len[t as usize] as usize;
             out.push((t, l as u32));
             pos += l;
             last = t;
@@ -463,7 +654,7 @@ impl Backtrack {
         let mut open = vec![u64::MAX; n / 64 + 1];
         let is_open = |open: &[u64], p: usize| open[p / 64] >> (p % 64) & 1 != 0;
         let mut pos = 0;
-        let mut next = self.trie.longest(piece);
+        let mut next = self.trie.longest(piece).0;
         while next != NONE {
             let mut token = next;
             let last = if out.len() > start { out[out.len() - 1].0 } else { NONE };
@@ -478,7 +669,7 @@ impl Backtrack {
                     out.push((token, (end - pos) as u32));
                     pos = end;
                     next = if pos < n {
-                        self.trie.longest(&piece[pos..])
+                        self.trie.longest(&piece[pos..]).0
                     } else {
                         NONE
                     };
@@ -574,12 +765,10 @@ mod tests {
         }
     }
 
-    #[test]
-    fn trie_finds_the_longest_token_like_a_plain_search() {
-        // tokens over a few one-, two-, three- and four-byte characters, cut
-        // anywhere (tokens may end inside a character), and texts made of them
-        let chars = ["a", "é", "中", "文", "字", "𝄞", " "];
-        let mut x = 7u64;
+    /// Random tokens of up to `most` characters of `chars`, cut anywhere
+    /// (tokens may end inside a character), and random texts of them: the
+    /// trie's longest token (and its length) is a plain search's.
+    fn check_trie(chars: &[&str], most: usize, tokens_made: usize, mut x: u64) {
         let mut rnd = |n: usize| {
             x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
             (x >> 33) as usize % n
@@ -588,18 +777,19 @@ mod tests {
             (0..k).flat_map(|_| chars[rnd(chars.len())].bytes()).collect()
         };
         let mut tokens: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
-        for _ in 0..400 {
-            let k = 1 + rnd(4);
+        for _ in 0..tokens_made {
+            let k = 1 + rnd(most);
             let t = text_of(k, &mut rnd);
-            let cut = 1 + rnd(t.len());
+            // whole characters half the time, cut anywhere the other half
+            let cut = if rnd(2) == 0 { t.len() } else { 1 + rnd(t.len()) };
             if !tokens.contains(&t[..cut].to_vec()) {
                 tokens.push(t[..cut].to_vec());
             }
         }
         let list: Vec<(&[u8], u32)> = tokens.iter().enumerate().map(|(i, t)| (&t[..], i as u32)).collect();
         let trie = Trie::new(&list);
-        for _ in 0..3000 {
-            let k = 1 + rnd(6);
+        for _ in 0..5000 {
+            let k = 1 + rnd(most + 3);
             let text = text_of(k, &mut rnd);
             let start = rnd(text.len());
             let text = &text[start..];
@@ -608,9 +798,22 @@ mod tests {
                 .enumerate()
                 .filter(|(_, t)| text.starts_with(t))
                 .max_by_key(|(_, t)| t.len())
-                .map_or(NONE, |(i, _)| i as u32);
+                .map_or((NONE, 0), |(i, t)| (i as u32, t.len()));
             assert_eq!(trie.longest(text), want, "{text:?}");
         }
+    }
+
+    #[test]
+    fn trie_finds_the_longest_token_like_a_plain_search() {
+        // one-, two-, three- and four-byte characters
+        check_trie(&["a", "é", "中", "文", "字", "𝄞", " "], 4, 400, 7);
+        // mostly three-byte characters, tokens of up to six (looked up two
+        // and three at a time, then byte by byte)
+        let cjk = ["中", "文", "字", "的", "一", "是", "。", "a", " "];
+        for seed in 1..6 {
+            check_trie(&cjk, 6, 300 * seed as usize, seed);
+        }
+        check_trie(&["中", "文", "字"], 6, 2000, 11);
     }
 
     #[test]

@@ -81,15 +81,7 @@ impl PieceTable {
     /// nothing happens on targets without a prefetch instruction).
     #[inline(always)]
     pub fn prefetch(&self, h: u64) {
-        #[cfg(target_arch = "x86_64")]
-        {
-            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-            let slot: *const Slot = &self.slots[self.home(h)];
-            // SAFETY: a prefetch reads nothing; the address is a slot of the table
-            unsafe { _mm_prefetch::<_MM_HINT_T0>(slot.cast::<i8>()) };
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = h;
+        prefetch(&self.slots[self.home(h)]);
     }
 
     /// Insert (or replace) `key` with `ids` (at most `SLOT_IDS`), growing
@@ -126,6 +118,20 @@ impl PieceTable {
     pub fn len(&self) -> usize {
         self.len
     }
+}
+
+/// Start loading the cache line of `r` (a hint: nothing happens on targets
+/// without a prefetch instruction).
+#[inline(always)]
+pub fn prefetch<T>(r: &T) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        // SAFETY: a prefetch reads nothing, and the address is a valid reference's
+        unsafe { _mm_prefetch::<_MM_HINT_T0>((r as *const T).cast::<i8>()) };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = r;
 }
 
 #[cfg(test)]
