@@ -530,30 +530,7 @@ impl Bpe {
             if piece.len() > SHORT_MAX {
                 self.short_pieces(bytes, &chunk[..n], local, &mut syms, out);
                 n = 0;
-                if self.backtracks(piece) {
-                    // (a whole-token piece is found by the backtracking
-                    // encoder too, the longest token it starts with, when
-                    // BPE makes every token)
-                    if self.ignore_merges && !self.backtrack().is_some_and(|bt| bt.complete) {
-                        if let Some(&id) = self.vocab.get(piece) {
-                            out.push(id);
-                            return;
-                        }
-                    }
-                    syms.clear();
-                    self.merge_piece(piece, &mut syms);
-                    out.extend(syms.iter().map(|&(id, _)| id));
-                    return;
-                }
-                if self.ignore_merges {
-                    if let Some(&id) = self.vocab.get(piece) {
-                        out.push(id);
-                        return;
-                    }
-                }
-                buf.clear();
-                self.encode_merging(piece, &mut buf, &mut syms);
-                out.extend(buf.iter().map(|&(id, _)| id));
+                self.long_piece(piece, &mut buf, &mut syms, out);
                 return;
             }
             let key = short_key_at(bytes, s, piece.len());
@@ -577,6 +554,36 @@ impl Bpe {
             }
         });
         self.short_pieces(bytes, &chunk[..n], local, &mut syms, out);
+    }
+
+    /// The ids of a piece longer than `SHORT_MAX` bytes (or one for the
+    /// backtracking encoder), not cached. (Not inlined: it would crowd the
+    /// short pieces' loop.)
+    #[inline(never)]
+    fn long_piece(&self, piece: &[u8], buf: &mut Vec<(u32, u32)>, syms: &mut Vec<(u32, u32)>, out: &mut Vec<u32>) {
+        if self.backtracks(piece) {
+            // (a whole-token piece is found by the backtracking encoder too,
+            // the longest token it starts with, when BPE makes every token)
+            if self.ignore_merges && !self.backtrack().is_some_and(|bt| bt.complete) {
+                if let Some(&id) = self.vocab.get(piece) {
+                    out.push(id);
+                    return;
+                }
+            }
+            syms.clear();
+            self.merge_piece(piece, syms);
+            out.extend(syms.iter().map(|&(id, _)| id));
+            return;
+        }
+        if self.ignore_merges {
+            if let Some(&id) = self.vocab.get(piece) {
+                out.push(id);
+                return;
+            }
+        }
+        buf.clear();
+        self.encode_merging(piece, buf, syms);
+        out.extend(buf.iter().map(|&(id, _)| id));
     }
 
     /// `short_piece` of each piece of a chunk, in order.
@@ -616,6 +623,18 @@ impl Bpe {
                 out.extend_from_slice(&slot.ids[..slot.n as usize]);
             }
             return;
+        }
+        // Short pieces for the backtracking encoder are not cached: in
+        // Chinese or Japanese most are phrases that do not come back, and
+        // caching them costs more than it saves.
+        const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
+        if p.len > 6 && (key[0] | (key[1] & !(0xFF << 56))) & HIGH_BITS != 0 {
+            let piece = &bytes[p.start..p.start + p.len];
+            if self.backtracks(piece) {
+                let mut buf = Vec::new();
+                self.long_piece(piece, &mut buf, syms, out);
+                return;
+            }
         }
         if self.ignore_merges {
             if let Some(whole) = self.short.get(&key, h) {
