@@ -115,10 +115,10 @@ struct Trie {
     /// token of each single byte (NONE when it is none)
     first: Box<[u32; 256]>,
     /// (node, longest token within the first two bytes) by the first two bytes
-    second: Box<[(u32, Best)]>,
+    second: Box<[(u32, Best); 1 << 16]>,
     /// (node, longest token within the first three bytes) by the 16 bits a
     /// three-byte UTF-8 character carries
-    third: Box<[(u32, Best)]>,
+    third: Box<[(u32, Best); 1 << 16]>,
     /// (node, longest token within them) by two or three whole three-byte
     /// characters that some token starts with
     chars: CharTable,
@@ -246,8 +246,14 @@ impl Trie {
         }
         let mut trie = Trie {
             first: Box::new([NONE; 256]),
-            second: vec![(0, NONE); 1 << 16].into_boxed_slice(),
-            third: vec![(0, NONE); 1 << 16].into_boxed_slice(),
+            second: vec![(0, NONE); 1 << 16]
+                .into_boxed_slice()
+                .try_into()
+                .expect("2^16 entries"),
+            third: vec![(0, NONE); 1 << 16]
+                .into_boxed_slice()
+                .try_into()
+                .expect("2^16 entries"),
             chars: CharTable::new(&[]),
             nodes,
         };
@@ -346,43 +352,45 @@ impl Trie {
     /// length: (NONE, 0) when none does.
     #[inline]
     fn longest(&self, text: &[u8]) -> (u32, usize) {
-        if text.len() == 1 {
-            let t = self.first[text[0] as usize];
-            return (t, if t == NONE { 0 } else { 1 });
-        }
-        let (mut node, mut b, mut from) = match three(text) {
-            Some(c1) => {
-                let (node, b) = self.third[c1];
-                (node, b, 3)
+        let Some(c1) = three(text) else {
+            if text.len() == 1 {
+                let t = self.first[text[0] as usize];
+                return (t, if t == NONE { 0 } else { 1 });
             }
-            None => {
-                let (node, b) = self.second[((text[0] as usize) << 8) | text[1] as usize];
-                (node, b, 2)
-            }
+            let (node, b) = self.second[((text[0] as usize) << 8) | text[1] as usize];
+            return self.finish(node, b, text, 2);
         };
-        if b != NONE && b & CHARS != 0 {
-            // whole characters: two and three looked up at once
-            let c1 = three(text).expect("CHARS is set for characters only");
-            if let Some(c2) = three(&text[3..]) {
-                let k2 = CharTable::key2(c1, c2);
-                let k3 = three(&text[6..]).map(|c3| CharTable::key3(c1, c2, c3));
-                if let Some(k3) = k3 {
-                    self.chars.prefetch(k3);
-                }
-                let Some(e2) = self.chars.get(k2) else {
-                    return unpack(b);
+        let (node, b) = self.third[c1];
+        if b == NONE || b & CHARS == 0 {
+            return self.finish(node, b, text, 3);
+        }
+        // whole characters: two and three looked up at once
+        let Some(c2) = three(&text[3..]) else {
+            return self.finish(node, b, text, 3);
+        };
+        let k2 = CharTable::key2(c1, c2);
+        let k3 = three(&text[6..]).map(|c3| CharTable::key3(c1, c2, c3));
+        if let Some(k3) = k3 {
+            self.chars.prefetch(k3);
+        }
+        let Some(e2) = self.chars.get(k2) else {
+            return unpack(b);
+        };
+        if e2.best & CHARS != 0 {
+            if let Some(k3) = k3 {
+                return match self.chars.get(k3) {
+                    Some(e3) => self.finish(e3.node, e3.best, text, 9),
+                    None => unpack(e2.best),
                 };
-                (node, b, from) = (e2.node, e2.best, 6);
-                if b & CHARS != 0 {
-                    if let Some(k3) = k3 {
-                        let Some(e3) = self.chars.get(k3) else {
-                            return unpack(b);
-                        };
-                        (node, b, from) = (e3.node, e3.best, 9);
-                    }
-                }
             }
         }
+        self.finish(e2.node, e2.best, text, 6)
+    }
+
+    /// The longest token of `text`, whose first `from` bytes lead to `node`
+    /// (0: no further token) with `b` the longest token within them.
+    #[inline(always)]
+    fn finish(&self, node: u32, b: Best, text: &[u8], from: usize) -> (u32, usize) {
         if node == 0 {
             return unpack(b);
         }
