@@ -731,25 +731,31 @@ impl Scanner {
         // The two word alternatives, each tried with the optional prefix
         // `[^\r\n\p{L}\p{N}]` first and then without it; a word ends with an
         // optional contraction.
+        // Each alternative needs a letter or mark (`UP | LO`) where its word
+        // starts: the ones that cannot match are not tried.
         let prefixed = f & (L | N | NL) == 0;
         let word = |e: usize| e + self.contraction(b, e, true);
-        if prefixed {
+        let word_after = prefixed && self.flags_at(b, i + len) & (UP | LO) != 0;
+        let word_here = f & (UP | LO) != 0;
+        if word_after {
             if let Some(e) = self.upper_lower(b, i + len) {
                 return word(e);
             }
         }
-        if f & (UP | LO) != 0 {
+        if word_here {
             if let Some(e) = self.upper_lower(b, i) {
                 return word(e);
             }
         }
-        if prefixed {
+        if word_after {
             if let Some(e) = self.upper_then_lower(b, i + len) {
                 return word(e);
             }
         }
-        if let Some(e) = self.upper_then_lower(b, i) {
-            return word(e);
+        if word_here {
+            if let Some(e) = self.upper_then_lower(b, i) {
+                return word(e);
+            }
         }
         // \p{N}{1,3}
         if f & N != 0 {
