@@ -587,6 +587,24 @@ mod tests {
     ];
 
     #[test]
+    fn scanner_agrees_on_runs_of_spaces() {
+        // runs of every length around the eight-byte steps, between
+        // everything that can end or follow a run of whitespace
+        let before = ["", "a", "\n", "\t", "!", "\u{3000}"];
+        let after = ["", "x", "\n", "\t", "\r\n", "\u{3000}", "\u{4e2d}", "!", "1", "'s"];
+        for p in SCANNED {
+            let (scan, fancy) = scanner_and_fancy(p);
+            for n in 1..=26 {
+                for b in before {
+                    for a in after {
+                        same_pieces(p, &scan, &fancy, &format!("{b}{}{a}", " ".repeat(n)));
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
     fn scanner_agrees_on_tricky_strings() {
         for p in SCANNED {
             let (scan, fancy) = scanner_and_fancy(p);

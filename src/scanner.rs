@@ -69,6 +69,25 @@ fn ascii_run_mask(w: u64, mask: u8) -> u64 {
     }
 }
 
+/// Length of the run of `b' '` that `b` (non-empty, starting with one) starts with.
+#[inline(always)]
+fn space_run(b: &[u8]) -> usize {
+    let mut k = 0;
+    while let Some(w) = b.get(k..k + 8) {
+        // a byte is non-zero exactly where `b` is not a space
+        let x = u64::from_le_bytes(w.try_into().unwrap()) ^ 0x2020_2020_2020_2020;
+        let other = (x | ((x & 0x7F7F_7F7F_7F7F_7F7F) + 0x7F7F_7F7F_7F7F_7F7F)) & 0x8080_8080_8080_8080;
+        if other != 0 {
+            return k + (other.trailing_zeros() / 8) as usize;
+        }
+        k += 8;
+    }
+    while k < b.len() && b[k] == b' ' {
+        k += 1;
+    }
+    k
+}
+
 /// Bits per block of the two-level table: blocks of 128 code points.
 const BLOCK_BITS: u32 = 7;
 
@@ -591,6 +610,13 @@ impl Scanner {
         let mut last_start = i;
         let mut after_newline = None;
         while e < b.len() {
+            if b[e] == b' ' {
+                // a run of spaces (indentation, alignment): eight at a time
+                let k = space_run(&b[e..]);
+                last_start = e + k - 1;
+                e += k;
+                continue;
+            }
             let (f, len) = self.cls(b, e);
             if f & S == 0 {
                 break;
