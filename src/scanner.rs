@@ -723,11 +723,13 @@ impl Scanner {
     /// the first part gives back characters until the second can start: the
     /// match ends just after the last character of the run that is also
     /// "lower" (Lm, Lo, M are in both classes), if any.
+    ///
+    /// `(f, len)` is the class and length of the character at `i` (which
+    /// the caller has looked up already).
     #[inline]
-    fn upper_lower(&self, b: &[u8], mut i: usize) -> Option<usize> {
+    fn upper_lower(&self, b: &[u8], mut i: usize, (mut f, mut len): (u8, usize)) -> Option<usize> {
         let mut last_lower_end = None;
-        while i < b.len() {
-            let (f, len) = self.cls(b, i);
+        loop {
             if f & UP == 0 {
                 if f & LO != 0 {
                     return Some(self.run(b, i + len, LO));
@@ -738,6 +740,10 @@ impl Scanner {
             if f & LO != 0 {
                 last_lower_end = Some(i);
             }
+            if i >= b.len() {
+                break;
+            }
+            (f, len) = self.cls(b, i);
         }
         last_lower_end
     }
@@ -761,15 +767,20 @@ impl Scanner {
         // starts: the ones that cannot match are not tried.
         let prefixed = f & (L | N | NL) == 0;
         let word = |e: usize| e + self.contraction(b, e, true);
-        let word_after = prefixed && self.flags_at(b, i + len) & (UP | LO) != 0;
+        let after = if prefixed && i + len < b.len() {
+            self.cls(b, i + len)
+        } else {
+            (0, 0)
+        };
+        let word_after = after.0 & (UP | LO) != 0;
         let word_here = f & (UP | LO) != 0;
         if word_after {
-            if let Some(e) = self.upper_lower(b, i + len) {
+            if let Some(e) = self.upper_lower(b, i + len, after) {
                 return word(e);
             }
         }
         if word_here {
-            if let Some(e) = self.upper_lower(b, i) {
+            if let Some(e) = self.upper_lower(b, i, (f, len)) {
                 return word(e);
             }
         }
