@@ -74,9 +74,7 @@ fn ascii_run_mask(w: u64, mask: u8) -> u64 {
 fn space_run(b: &[u8]) -> usize {
     let mut k = 0;
     while let Some(w) = b.get(k..k + 8) {
-        // a byte is non-zero exactly where `b` is not a space
-        let x = u64::from_le_bytes(w.try_into().unwrap()) ^ 0x2020_2020_2020_2020;
-        let other = (x | ((x & 0x7F7F_7F7F_7F7F_7F7F) + 0x7F7F_7F7F_7F7F_7F7F)) & 0x8080_8080_8080_8080;
+        let other = !ascii_in_range(u64::from_le_bytes(w.try_into().unwrap()), b' ', b' ') & HIGH;
         if other != 0 {
             return k + (other.trailing_zeros() / 8) as usize;
         }

@@ -280,13 +280,13 @@ impl Trie {
                 continue;
             }
             let Some(c2) = three(&t[3..]) else { continue };
-            prefixes.insert((CharTable::key2(c1, c2), 6));
+            prefixes.insert(CharTable::key2(c1, c2));
             if t.len() > 6 && three(&t[6..]).is_none() {
                 tails.insert(CharTable::key2(c1, c2));
                 continue;
             }
             let Some(c3) = three(&t[6..]) else { continue };
-            prefixes.insert((CharTable::key3(c1, c2, c3), 9));
+            prefixes.insert(CharTable::key3(c1, c2, c3));
         }
         // the node at the end of `bytes` (0 when it has no children) and the
         // longest token they start with, CHARS set where it applies
@@ -318,7 +318,9 @@ impl Trie {
         }
         let mut entries: Vec<CharSlot> = prefixes
             .into_iter()
-            .map(|(key, n)| {
+            .map(|key| {
+                // (the key's top bits say two characters or three)
+                let n = if key >> 62 == 1 { 6 } else { 9 };
                 let mut bytes = [0u8; 9];
                 let cs = [(key >> 32) & 0xFFFF, (key >> 16) & 0xFFFF, key & 0xFFFF];
                 let cs = if n == 6 { &cs[1..] } else { &cs[..] };
@@ -556,24 +558,17 @@ impl Backtrack {
     /// high part << 2 | known << 1 | compatible.
     #[inline]
     fn compatible(&self, merges: &impl PairLookup, a: u32, b: u32, work: &mut usize) -> bool {
-        let (slot, hi) = self.memo_slot(a, b);
-        let slot = &self.memo[slot];
-        let seen = slot.load(Ordering::Relaxed);
-        if seen >> 2 == hi && seen & 2 != 0 {
-            return seen & 1 != 0;
-        }
-        let ok = self.compatible_slow(merges, a, b, work);
-        slot.store((hi << 2) | 2 | ok as u32, Ordering::Relaxed);
-        ok
-    }
-
-    /// The memo slot of the pair `a`, `b` and the high part of its key.
-    #[inline(always)]
-    fn memo_slot(&self, a: u32, b: u32) -> (usize, u32) {
         let key = ((a as u64) << ID_BITS) | b as u64;
         let (lo, hi) = (key & ((1 << MEMO_BITS) - 1), key >> MEMO_BITS);
         let mix = hi.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - MEMO_BITS);
-        ((lo ^ mix) as usize, hi as u32)
+        let slot = &self.memo[(lo ^ mix) as usize];
+        let seen = slot.load(Ordering::Relaxed);
+        if seen >> 2 == hi as u32 && seen & 2 != 0 {
+            return seen & 1 != 0;
+        }
+        let ok = self.compatible_slow(merges, a, b, work);
+        slot.store(((hi as u32) << 2) | 2 | ok as u32, Ordering::Relaxed);
+        ok
     }
 
     /// Undo the merges at the boundary of `a` and `b`, the later one first

@@ -556,23 +556,12 @@ impl Bpe {
         self.short_pieces(bytes, &chunk[..n], local, &mut syms, out);
     }
 
-    /// The ids of a piece longer than `SHORT_MAX` bytes (or one for the
-    /// backtracking encoder), not cached. (Not inlined: it would crowd the
-    /// short pieces' loop.)
+    /// The ids of a piece longer than `SHORT_MAX` bytes, not cached. (Not
+    /// inlined: it would crowd the short pieces' loop.)
     #[inline(never)]
     fn long_piece(&self, piece: &[u8], buf: &mut Vec<(u32, u32)>, syms: &mut Vec<(u32, u32)>, out: &mut Vec<u32>) {
         if self.backtracks(piece) {
-            // (a whole-token piece is found by the backtracking encoder too,
-            // the longest token it starts with, when BPE makes every token)
-            if self.ignore_merges && !self.backtrack().is_some_and(|bt| bt.complete) {
-                if let Some(&id) = self.vocab.get(piece) {
-                    out.push(id);
-                    return;
-                }
-            }
-            syms.clear();
-            self.merge_piece(piece, syms);
-            out.extend(syms.iter().map(|&(id, _)| id));
+            self.backtracked_piece(piece, syms, out);
             return;
         }
         if self.ignore_merges {
@@ -584,6 +573,22 @@ impl Bpe {
         buf.clear();
         self.encode_merging(piece, buf, syms);
         out.extend(buf.iter().map(|&(id, _)| id));
+    }
+
+    /// The ids of a piece `backtracks` takes, not cached.
+    #[inline(never)]
+    fn backtracked_piece(&self, piece: &[u8], syms: &mut Vec<(u32, u32)>, out: &mut Vec<u32>) {
+        // (a whole-token piece is found by the backtracking encoder too,
+        // the longest token it starts with, when BPE makes every token)
+        if self.ignore_merges && !self.backtrack().is_some_and(|bt| bt.complete) {
+            if let Some(&id) = self.vocab.get(piece) {
+                out.push(id);
+                return;
+            }
+        }
+        syms.clear();
+        self.merge_piece(piece, syms);
+        out.extend(syms.iter().map(|&(id, _)| id));
     }
 
     /// `short_piece` of each piece of a chunk, in order.
@@ -631,8 +636,7 @@ impl Bpe {
         if p.len > 6 && (key[0] | (key[1] & !(0xFF << 56))) & HIGH_BITS != 0 {
             let piece = &bytes[p.start..p.start + p.len];
             if self.backtracks(piece) {
-                let mut buf = Vec::new();
-                self.long_piece(piece, &mut buf, syms, out);
+                self.backtracked_piece(piece, syms, out);
                 return;
             }
         }
