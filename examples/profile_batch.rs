@@ -1,7 +1,8 @@
 //! Profile batch encoding: `cargo run --release --example profile_batch -- RANKFILE FILE N`.
 //! Cuts the first 4 MB of FILE into 1-4 KB documents, warms up on documents
 //! cut from its last 1 MB, then times N rounds of the batch, each on fresh
-//! tokenizers, on two threads (as benchmarks/encode.py does), printing MB/s.
+//! tokenizers, on two threads (as benchmarks/encode.py does; `THREADS=k` for k),
+//! printing MB/s.
 use rayon::prelude::*;
 use std::time::Instant;
 use tokensmith::added_tokens::Allowed;
@@ -33,7 +34,11 @@ fn main() {
     let batch = docs(&full, 4_000_000.min(cut), &mut seed);
     let warm = docs(&full[cut..], 1_000_000, &mut seed);
     let bytes: usize = batch.iter().map(String::len).sum();
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().expect("pool");
+    let threads: usize = std::env::var("THREADS").map_or(2, |t| t.parse().expect("THREADS"));
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .expect("pool");
     let mut best = 0f64;
     for _ in 0..n {
         let t = load(&args[1]);
@@ -52,7 +57,7 @@ fn main() {
         eprintln!("{tokens} tokens in {:.1} ms", e * 1e3);
     }
     println!(
-        "batch of {} documents ({bytes} bytes), 2 threads: best {best:.1} MB/s",
+        "batch of {} documents ({bytes} bytes), {threads} threads: best {best:.1} MB/s",
         batch.len()
     );
 }

@@ -35,6 +35,10 @@ const M: u8 = 64;
 /// `[\p{P}\p{S}]` (DeepSeek's punctuation)
 const PS: u8 = 128;
 
+/// The flags of an "other letter" (`\p{Lo}`: most CJK characters): a
+/// letter in both of o200k's case classes.
+const LO_LETTER: u8 = L | UP | LO;
+
 /// The class `[^\s\p{L}\p{N}]` ("punctuation" below).
 #[inline(always)]
 fn is_punct(f: u8) -> bool {
@@ -102,6 +106,12 @@ struct Tables {
     /// for each contraction letter, the characters `(?i:x)` matches
     /// (`s` also matches U+017F LATIN SMALL LETTER LONG S)
     folds: [Vec<char>; 8],
+    /// Three-byte characters (`1110xxxx 10yyyyyy 10zzzzzz`) whose flags
+    /// are exactly `LO_LETTER`, by their first two bytes: bit `y` of
+    /// `lo_letter3[x]` is set when all 64 characters `x y *` are (the CJK
+    /// ideographs, kana, Hangul syllables: a run of them is scanned without
+    /// decoding a code point).
+    lo_letter3: [u64; 16],
 }
 
 /// The code point ranges of a one-class regex, as `regex-syntax` reads it.
@@ -163,11 +173,22 @@ impl Tables {
                 .flat_map(|(a, b)| (a..=b).filter_map(char::from_u32))
                 .collect()
         });
+        let mut lo_letter3 = [0u64; 16];
+        for (x, bits) in lo_letter3.iter_mut().enumerate() {
+            for y in 0..64 {
+                let first = (x << 12) | (y << 6);
+                // (below U+0800 a character has fewer bytes)
+                if first >= 0x800 && flags[first..first + 64].iter().all(|&f| f == LO_LETTER) {
+                    *bits |= 1 << y;
+                }
+            }
+        }
         Tables {
             ascii,
             index,
             blocks,
             folds,
+            lo_letter3,
         }
     }
 
@@ -203,6 +224,17 @@ fn decode(b: &[u8], i: usize) -> (u32, usize) {
 #[inline(always)]
 fn is_deepseek_cjk(cp: u32) -> bool {
     (0x4E00..=0x9FA5).contains(&cp) || (0x3040..=0x30FF).contains(&cp)
+}
+
+/// End of the run from `i` of three-byte characters in the blocks of
+/// `Tables::lo_letter3` (all `\p{Lo}`).
+#[inline(always)]
+fn lo_letter3_run(t: &Tables, b: &[u8], mut i: usize) -> usize {
+    // (valid UTF-8: a three-byte first byte has its two bytes after it)
+    while i + 2 < b.len() && b[i] & 0xF0 == 0xE0 && t.lo_letter3[(b[i] & 0x0F) as usize] >> (b[i + 1] & 0x3F) & 1 != 0 {
+        i += 3;
+    }
+    i
 }
 
 /// Byte length of the UTF-8 character whose first byte is `c`.
@@ -514,6 +546,14 @@ impl Scanner {
                 }
                 i += 1;
             } else {
+                if mask & LO_LETTER != 0 {
+                    // a run of CJK characters without decoding them
+                    let e = lo_letter3_run(self.t, b, i);
+                    if e > i {
+                        i = e;
+                        continue;
+                    }
+                }
                 let (cp, len) = decode(b, i);
                 if self.t.of(cp) & mask == 0 {
                     return i;
@@ -741,6 +781,17 @@ impl Scanner {
             if i >= b.len() {
                 break;
             }
+            if b[i] >= 0x80 {
+                // a run of CJK characters (in both classes) at once
+                let e = lo_letter3_run(self.t, b, i);
+                if e > i {
+                    i = e;
+                    last_lower_end = Some(i);
+                    if i >= b.len() {
+                        break;
+                    }
+                }
+            }
             (f, len) = self.cls(b, i);
         }
         last_lower_end
@@ -869,6 +920,30 @@ mod tests {
                 .collect();
             assert_eq!(&matching, f, "fold set of {x}");
         }
+    }
+
+    #[test]
+    fn cjk_blocks_are_other_letters_throughout() {
+        let t = Tables::get();
+        let mut buf = [0u8; 4];
+        let mut fast = 0;
+        for cp in (0x800u32..0x1_0000).filter_map(char::from_u32) {
+            let b = cp.encode_utf8(&mut buf).as_bytes();
+            let bit = t.lo_letter3[(b[0] & 0x0F) as usize] >> (b[1] & 0x3F) & 1 != 0;
+            if bit {
+                fast += 1;
+                assert_eq!(t.of(cp as u32), LO_LETTER, "U+{:04X}", cp as u32);
+            }
+            // a run of it alone, and before an ASCII letter and a combining mark
+            let one = format!("{cp}{cp}a\u{301}");
+            let e = lo_letter3_run(t, one.as_bytes(), 0);
+            assert_eq!(e, if bit { 6 } else { 0 }, "U+{:04X}", cp as u32);
+        }
+        // the CJK ideographs, Hangul syllables and more are in it
+        for c in ['\u{4E00}', '\u{9FA5}', '\u{AC00}', '\u{D700}', '\u{3400}'] {
+            assert_eq!(lo_letter3_run(t, c.to_string().as_bytes(), 0), 3, "{c}");
+        }
+        assert!(fast > 20_000, "{fast}");
     }
 
     #[test]
