@@ -815,7 +815,14 @@ impl Scanner {
         // Each alternative needs a letter or mark (`UP | LO`) where its word
         // starts: the ones that cannot match are not tried.
         let prefixed = f & (L | N | NL) == 0;
-        let word = |e: usize| e + self.contraction(b, e, true);
+        // (most words end without an apostrophe: no call then)
+        let word = |e: usize| {
+            if b.get(e) == Some(&b'\'') {
+                e + self.contraction(b, e, true)
+            } else {
+                e
+            }
+        };
         let after = if prefixed && i + len < b.len() {
             self.cls(b, i + len)
         } else {

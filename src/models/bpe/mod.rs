@@ -51,6 +51,8 @@ pub struct Bpe {
     pub end_of_word_suffix: Option<String>,
     pub dropout: Option<f32>,
     byte_ids: [u32; 256],
+    /// Every byte is a token (`byte_ids` has no `NONE`).
+    all_bytes: bool,
     fallback_ids: [u32; 256],
     /// The tokens of at most `SHORT_MAX` bytes by packed key (see `short_key`):
     /// a whole-piece lookup without hashing a slice or comparing bytes.
@@ -306,6 +308,7 @@ impl Bpe {
             continuing_subword_prefix: opts.continuing_subword_prefix,
             end_of_word_suffix: opts.end_of_word_suffix,
             dropout: opts.dropout,
+            all_bytes: !byte_ids.contains(&NONE),
             byte_ids,
             fallback_ids,
             short,
@@ -683,7 +686,7 @@ struct Pending {
 impl Bpe {
     /// Whether pieces can start from `byte_pairs` (see `encode_merging`).
     fn merges_from_bytes(&self) -> bool {
-        self.byte_level && self.plain() && !self.byte_ids.contains(&NONE)
+        self.byte_level && self.plain() && self.all_bytes
     }
 
     /// The merges as the encoder looks them up.
