@@ -237,6 +237,47 @@ fn lo_letter3_run(t: &Tables, b: &[u8], mut i: usize) -> usize {
     i
 }
 
+/// End of the run of bytes of the ASCII class `mask` (`UP`: `A-Z`, `LO`:
+/// `a-z`, `L`: both) from `i`.
+#[inline(always)]
+fn ascii_class_run(b: &[u8], mut i: usize, mask: u8) -> usize {
+    while let Some(w) = b.get(i..i + 8) {
+        let stop = !ascii_run_mask(u64::from_le_bytes(w.try_into().unwrap()), mask) & HIGH;
+        if stop != 0 {
+            return i + (stop.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    let want = |c: u8| match mask {
+        UP => c.is_ascii_uppercase(),
+        LO => c.is_ascii_lowercase(),
+        _ => c.is_ascii_alphabetic(),
+    };
+    while i < b.len() && want(b[i]) {
+        i += 1;
+    }
+    i
+}
+
+/// The commonest o200k word, found without class lookups: an optional
+/// space, ASCII capitals, then ASCII small letters (at least one) up to an
+/// ASCII byte that is not one or the end: `[^\r\n\p{L}\p{N}]?` takes the
+/// space, `[\p{Lu}...]*` the capitals, `[\p{Ll}...]+` the small letters,
+/// and nothing after them can extend the word (a longer character might:
+/// then `None`, and the general path decides). The end of the word,
+/// before any contraction.
+#[inline(always)]
+fn o200k_ascii_word(b: &[u8], i: usize) -> Option<usize> {
+    let s = i + (b[i] == b' ') as usize;
+    let upper = match b.get(s) {
+        Some(c) if c.is_ascii_lowercase() => s,
+        Some(c) if c.is_ascii_uppercase() => ascii_class_run(b, s + 1, UP),
+        _ => return None,
+    };
+    let lower = ascii_class_run(b, upper, LO);
+    (lower > upper && b.get(lower).is_none_or(|&c| c < 0x80)).then_some(lower)
+}
+
 /// Byte length of the UTF-8 character whose first byte is `c`.
 #[inline(always)]
 fn utf8_len(c: u8) -> usize {
@@ -808,6 +849,13 @@ impl Scanner {
     /// One o200k piece starting at `i`.
     #[inline(always)]
     fn o200k(&self, b: &[u8], i: usize) -> usize {
+        if let Some(e) = o200k_ascii_word(b, i) {
+            return if b.get(e) == Some(&b'\'') {
+                e + self.contraction(b, e, true)
+            } else {
+                e
+            };
+        }
         let (f, len) = self.cls(b, i);
         // The two word alternatives, each tried with the optional prefix
         // `[^\r\n\p{L}\p{N}]` first and then without it; a word ends with an
