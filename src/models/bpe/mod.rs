@@ -485,11 +485,17 @@ impl Bpe {
         if self.dropout.is_some_and(|d| d > 0.0) {
             // random merges: nothing can be cached
             let mut buf = Vec::with_capacity(64);
-            scanner.for_each(text, |s, e| {
-                buf.clear();
-                self.encode_piece(&text.as_bytes()[s..e], &mut buf);
-                out.extend(buf.iter().map(|&(id, _)| id));
-            });
+            // (inlined into the scanner's loop: a call per piece costs more
+            // than most pieces' lookup)
+            scanner.for_each(
+                text,
+                #[inline(always)]
+                |s, e| {
+                    buf.clear();
+                    self.encode_piece(&text.as_bytes()[s..e], &mut buf);
+                    out.extend(buf.iter().map(|&(id, _)| id));
+                },
+            );
             return;
         }
         LOCAL.with(|local| match local.try_borrow_mut() {
@@ -528,34 +534,40 @@ impl Bpe {
         // of a chunk to arrive (a cold piece is otherwise a wait for memory).
         let mut chunk = [Pending::default(); CHUNK];
         let mut n = 0;
-        scanner.for_each(text, |s, e| {
-            let piece = &bytes[s..e];
-            if piece.len() > SHORT_MAX {
-                self.short_pieces(bytes, &chunk[..n], local, &mut syms, out);
-                n = 0;
-                self.long_piece(piece, &mut buf, &mut syms, out);
-                return;
-            }
-            let key = short_key_at(bytes, s, piece.len());
-            let h = PieceTable::hash(&key);
-            if local.hot[(h >> (64 - HOT_BITS)) as usize].key != key {
-                if self.ignore_merges {
-                    self.short.prefetch(h);
+        // (inlined into the scanner's loop: a call per piece costs more
+        // than most pieces' lookup)
+        scanner.for_each(
+            text,
+            #[inline(always)]
+            |s, e| {
+                let piece = &bytes[s..e];
+                if piece.len() > SHORT_MAX {
+                    self.short_pieces(bytes, &chunk[..n], local, &mut syms, out);
+                    n = 0;
+                    self.long_piece(piece, &mut buf, &mut syms, out);
+                    return;
                 }
-                local.table.prefetch(h);
-            }
-            chunk[n] = Pending {
-                start: s,
-                len: piece.len(),
-                key,
-                h,
-            };
-            n += 1;
-            if n == CHUNK {
-                self.short_pieces(bytes, &chunk, local, &mut syms, out);
-                n = 0;
-            }
-        });
+                let key = short_key_at(bytes, s, piece.len());
+                let h = PieceTable::hash(&key);
+                if local.hot[(h >> (64 - HOT_BITS)) as usize].key != key {
+                    if self.ignore_merges {
+                        self.short.prefetch(h);
+                    }
+                    local.table.prefetch(h);
+                }
+                chunk[n] = Pending {
+                    start: s,
+                    len: piece.len(),
+                    key,
+                    h,
+                };
+                n += 1;
+                if n == CHUNK {
+                    self.short_pieces(bytes, &chunk, local, &mut syms, out);
+                    n = 0;
+                }
+            },
+        );
         self.short_pieces(bytes, &chunk[..n], local, &mut syms, out);
     }
 
