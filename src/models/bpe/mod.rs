@@ -549,7 +549,18 @@ impl Bpe {
                 }
                 let key = short_key_at(bytes, s, piece.len());
                 let h = PieceTable::hash(&key);
-                if local.hot[(h >> (64 - HOT_BITS)) as usize].key != key {
+                let slot = &local.hot[(h >> (64 - HOT_BITS)) as usize];
+                if slot.key == key {
+                    if n == 0 {
+                        // nothing waits before it: out now
+                        if slot.n == 1 {
+                            out.push(slot.ids[0]);
+                        } else {
+                            out.extend_from_slice(&slot.ids[..slot.n as usize]);
+                        }
+                        return;
+                    }
+                } else {
                     if self.ignore_merges {
                         self.short.prefetch(h);
                     }
