@@ -363,10 +363,7 @@ impl Tokenizer {
         add_special_tokens: bool,
     ) -> PyResult<Bound<'py, PyBytes>> {
         let ids = self.ids_of(py, text, allowed, permitted, add_special_tokens)?;
-        PyBytes::new_with(py, ids.len() * 4, |buf| {
-            put_le(buf, &ids);
-            Ok(())
-        })
+        ids_bytes(py, &[&ids])
     }
 
     /// A batch as flat little-endian buffers, without one Python int per token:
@@ -382,15 +379,8 @@ impl Tokenizer {
         num_threads: Option<usize>,
     ) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
         let parts = self.batch_ids(py, texts, allowed, permitted, add_special_tokens, num_threads)?;
-        let total: usize = parts.iter().map(Vec::len).sum();
-        let ids = PyBytes::new_with(py, total * 4, |buf| {
-            let mut at = 0;
-            for p in &parts {
-                put_le(&mut buf[at..at + p.len() * 4], p);
-                at += p.len() * 4;
-            }
-            Ok(())
-        })?;
+        let slices: Vec<&[u32]> = parts.iter().map(Vec::as_slice).collect();
+        let ids = ids_bytes(py, &slices)?;
         let offs = PyBytes::new_with(py, (parts.len() + 1) * 8, |buf| {
             let mut n: u64 = 0;
             buf[..8].copy_from_slice(&n.to_le_bytes());
@@ -884,6 +874,43 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
 fn put_le(buf: &mut [u8], ids: &[u32]) {
     for (out, id) in buf.chunks_exact_mut(4).zip(ids) {
         out.copy_from_slice(&id.to_le_bytes());
+    }
+}
+
+/// The ids of `parts`, one after the other, as a little-endian u32 buffer.
+/// On a little-endian machine the bytes object is made uninitialised and
+/// the ids copied in (`PyBytes::new_with` would first zero it: a pass over
+/// megabytes for a big batch).
+fn ids_bytes<'py>(py: Python<'py>, parts: &[&[u32]]) -> PyResult<Bound<'py, PyBytes>> {
+    let total: usize = parts.iter().map(|p| p.len()).sum::<usize>() * 4;
+    if cfg!(target_endian = "big") {
+        return PyBytes::new_with(py, total, |buf| {
+            let mut at = 0;
+            for p in parts {
+                put_le(&mut buf[at..at + p.len() * 4], p);
+                at += p.len() * 4;
+            }
+            Ok(())
+        });
+    }
+    use pyo3::ffi;
+    // SAFETY: `PyBytes_FromStringAndSize(NULL, n)` returns a new bytes
+    // object of `n` uninitialised bytes (or NULL with an exception set),
+    // which nothing else references yet, so it may be written; exactly
+    // `total` bytes are copied in, each part into its own range, and the
+    // ids are in little-endian order already (checked above).
+    unsafe {
+        let obj = ffi::PyBytes_FromStringAndSize(std::ptr::null(), total as ffi::Py_ssize_t);
+        if obj.is_null() {
+            return Err(PyErr::fetch(py));
+        }
+        let obj = Bound::from_owned_ptr(py, obj);
+        let mut dst = ffi::PyBytes_AsString(obj.as_ptr()) as *mut u8;
+        for p in parts {
+            std::ptr::copy_nonoverlapping(p.as_ptr() as *const u8, dst, p.len() * 4);
+            dst = dst.add(p.len() * 4);
+        }
+        Ok(obj.downcast_into_unchecked())
     }
 }
 
