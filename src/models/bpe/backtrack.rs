@@ -557,7 +557,11 @@ impl Backtrack {
     /// key (no two pairs can be mistaken for each other), in 4 bytes:
     /// high part << 2 | known << 1 | compatible.
     #[inline]
-    fn compatible(&self, merges: &impl PairLookup, a: u32, b: u32, work: &mut usize) -> bool {
+    ///
+    /// `a_longest`: `a` is the longest token at its place in the piece, so
+    /// `a` and `b` themselves cannot merge (their merge would be a longer
+    /// token there) and that lookup is skipped.
+    fn compatible(&self, merges: &impl PairLookup, a: u32, b: u32, a_longest: bool, work: &mut usize) -> bool {
         let key = ((a as u64) << ID_BITS) | b as u64;
         let (lo, hi) = (key & ((1 << MEMO_BITS) - 1), key >> MEMO_BITS);
         let mix = hi.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - MEMO_BITS);
@@ -566,7 +570,7 @@ impl Backtrack {
         if seen >> 2 == hi as u32 && seen & 2 != 0 {
             return seen & 1 != 0;
         }
-        let ok = self.compatible_slow(merges, a, b, work);
+        let ok = self.compatible_slow(merges, a, b, a_longest, work);
         slot.store(((hi as u32) << 2) | 2 | ok as u32, Ordering::Relaxed);
         ok
     }
@@ -577,15 +581,26 @@ impl Backtrack {
     /// each other before the merge that was undone last (`limit`): BPE
     /// would have merged across. A merge left of the boundary's last merge
     /// wins a tie with it (leftmost first), one right of it loses.
-    fn compatible_slow(&self, merges: &impl PairLookup, mut a: u32, mut b: u32, work: &mut usize) -> bool {
+    fn compatible_slow(
+        &self,
+        merges: &impl PairLookup,
+        mut a: u32,
+        mut b: u32,
+        a_longest: bool,
+        work: &mut usize,
+    ) -> bool {
         let mut limit = u32::MAX;
+        let mut check = !a_longest;
         loop {
             *work += 1;
-            if let Some((rank, _)) = merges.pair(a, b) {
-                if rank < limit {
-                    return false;
+            if check {
+                if let Some((rank, _)) = merges.pair(a, b) {
+                    if rank < limit {
+                        return false;
+                    }
                 }
             }
+            check = true;
             if a > b {
                 // `a` was made last: undo it, the boundary now has its right part
                 limit = a;
@@ -628,7 +643,8 @@ impl Backtrack {
         let mut last = NONE;
         while pos < piece.len() {
             let (t, l) = self.trie.longest(&piece[pos..]);
-            if t == NONE || (last != NONE && !self.compatible(merges, last, t, &mut work)) {
+            // (`last` was the longest token at its place)
+            if t == NONE || (last != NONE && !self.compatible(merges, last, t, true, &mut work)) {
                 out.truncate(start);
                 return work <= budget && self.encode_backtracking(merges, piece, out, work, budget);
             }
@@ -668,7 +684,7 @@ impl Backtrack {
                     out.truncate(start);
                     return false;
                 }
-                if is_open(&open, end) && (last == NONE || self.compatible(merges, last, token, &mut work)) {
+                if is_open(&open, end) && (last == NONE || self.compatible(merges, last, token, false, &mut work)) {
                     out.push((token, (end - pos) as u32));
                     pos = end;
                     next = if pos < n {
