@@ -352,7 +352,7 @@ impl Trie {
 
     /// The longest token that `text` (non-empty) starts with, and its
     /// length: (NONE, 0) when none does.
-    #[inline]
+    #[inline(always)]
     fn longest(&self, text: &[u8]) -> (u32, usize) {
         let Some(c1) = three(text) else {
             if text.len() == 1 {
@@ -556,11 +556,11 @@ impl Backtrack {
     /// part, so a slot and the high part stored in it give back the whole
     /// key (no two pairs can be mistaken for each other), in 4 bytes:
     /// high part << 2 | known << 1 | compatible.
-    #[inline]
     ///
     /// `a_longest`: `a` is the longest token at its place in the piece, so
     /// `a` and `b` themselves cannot merge (their merge would be a longer
     /// token there) and that lookup is skipped.
+    #[inline]
     fn compatible(&self, merges: &impl PairLookup, a: u32, b: u32, a_longest: bool, work: &mut usize) -> bool {
         let key = ((a as u64) << ID_BITS) | b as u64;
         let (lo, hi) = (key & ((1 << MEMO_BITS) - 1), key >> MEMO_BITS);
@@ -581,6 +581,7 @@ impl Backtrack {
     /// each other before the merge that was undone last (`limit`): BPE
     /// would have merged across. A merge left of the boundary's last merge
     /// wins a tie with it (leftmost first), one right of it loses.
+    #[inline(never)]
     fn compatible_slow(
         &self,
         merges: &impl PairLookup,
