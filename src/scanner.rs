@@ -289,22 +289,6 @@ fn utf8_len(c: u8) -> usize {
     }
 }
 
-/// End of the run of ASCII letters from `i`.
-#[inline(always)]
-fn ascii_letters(b: &[u8], mut i: usize) -> usize {
-    while let Some(w) = b.get(i..i + 8) {
-        let stop = !ascii_run_mask(u64::from_le_bytes(w.try_into().unwrap()), L) & HIGH;
-        if stop != 0 {
-            return i + (stop.trailing_zeros() / 8) as usize;
-        }
-        i += 8;
-    }
-    while i < b.len() && b[i].is_ascii_alphabetic() {
-        i += 1;
-    }
-    i
-}
-
 /// Which of the known patterns a scanner runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
@@ -500,7 +484,7 @@ impl Scanner {
         let c = b[i];
         // [!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+
         if c.is_ascii_punctuation() && b.get(i + 1).is_some_and(u8::is_ascii_alphabetic) {
-            return Some(ascii_letters(b, i + 1));
+            return Some(ascii_class_run(b, i + 1, L));
         }
         let (fl, len) = self.cls(b, i);
         // [^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+ : with the optional character,
@@ -849,21 +833,8 @@ impl Scanner {
     /// One o200k piece starting at `i`.
     #[inline(always)]
     fn o200k(&self, b: &[u8], i: usize) -> usize {
-        if let Some(e) = o200k_ascii_word(b, i) {
-            return if b.get(e) == Some(&b'\'') {
-                e + self.contraction(b, e, true)
-            } else {
-                e
-            };
-        }
-        let (f, len) = self.cls(b, i);
-        // The two word alternatives, each tried with the optional prefix
-        // `[^\r\n\p{L}\p{N}]` first and then without it; a word ends with an
-        // optional contraction.
-        // Each alternative needs a letter or mark (`UP | LO`) where its word
-        // starts: the ones that cannot match are not tried.
-        let prefixed = f & (L | N | NL) == 0;
-        // (most words end without an apostrophe: no call then)
+        // a word ends with an optional contraction (most words end without
+        // an apostrophe: no call then)
         let word = |e: usize| {
             if b.get(e) == Some(&b'\'') {
                 e + self.contraction(b, e, true)
@@ -871,6 +842,15 @@ impl Scanner {
                 e
             }
         };
+        if let Some(e) = o200k_ascii_word(b, i) {
+            return word(e);
+        }
+        let (f, len) = self.cls(b, i);
+        // The two word alternatives, each tried with the optional prefix
+        // `[^\r\n\p{L}\p{N}]` first and then without it.
+        // Each alternative needs a letter or mark (`UP | LO`) where its word
+        // starts: the ones that cannot match are not tried.
+        let prefixed = f & (L | N | NL) == 0;
         let after = if prefixed && i + len < b.len() {
             self.cls(b, i + len)
         } else {

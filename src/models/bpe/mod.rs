@@ -485,17 +485,11 @@ impl Bpe {
         if self.dropout.is_some_and(|d| d > 0.0) {
             // random merges: nothing can be cached
             let mut buf = Vec::with_capacity(64);
-            // (inlined into the scanner's loop: a call per piece costs more
-            // than most pieces' lookup)
-            scanner.for_each(
-                text,
-                #[inline(always)]
-                |s, e| {
-                    buf.clear();
-                    self.encode_piece(&text.as_bytes()[s..e], &mut buf);
-                    out.extend(buf.iter().map(|&(id, _)| id));
-                },
-            );
+            scanner.for_each(text, |s, e| {
+                buf.clear();
+                self.encode_piece(&text.as_bytes()[s..e], &mut buf);
+                out.extend(buf.iter().map(|&(id, _)| id));
+            });
             return;
         }
         LOCAL.with(|local| match local.try_borrow_mut() {
