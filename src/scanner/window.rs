@@ -202,20 +202,10 @@ impl Scanner {
         let e = k + (!((w.newline | w.slash) >> k)).trailing_zeros();
         let e = base + e as usize;
         if e == base + WIDTH {
-            Self::breaks_from(b, e)
+            super::o200k_breaks(b, e)
         } else {
             e
         }
-    }
-
-    /// `[\r\n/]*` from `e`, byte by byte (any other byte ends it: no class
-    /// lookup).
-    #[inline(always)]
-    fn breaks_from(b: &[u8], mut e: usize) -> usize {
-        while e < b.len() && matches!(b[e], b'\r' | b'\n' | b'/') {
-            e += 1;
-        }
-        e
     }
 
     /// The whitespace alternatives `\s*[\r\n]+|\s+(?!\S)|\s+` at `i` (a
@@ -320,7 +310,7 @@ impl Scanner {
             return Some(if e < base + WIDTH {
                 Self::window_breaks(w, b, base, (e - base) as u32)
             } else {
-                Self::breaks_from(b, e)
+                super::o200k_breaks(b, e)
             });
         }
         Some(self.window_whitespace(w, b, i, k))
