@@ -6,6 +6,7 @@
 //! With `ONE=1`: N rounds, each loading a tokenizer, warming it up and
 //! timing it on a new thread, every round's MB/s on stderr — for
 //! side-by-side runs of two builds on a machine whose speed drifts.
+//! `ONE=threads`: the same with one tokenizer for all rounds (quicker).
 use std::time::Instant;
 use tokensmith::added_tokens::Allowed;
 use tokensmith::Tokenizer;
@@ -19,17 +20,28 @@ fn main() {
     let n: usize = args[3].parse().expect("N");
     let doc = &full[..boundary_after(&full, 1_000_000)];
     let warm = &full[boundary_after(&full, full.len() - 1_000_000)..];
-    if std::env::var("ONE").is_ok_and(|w| w == "1") {
+    if std::env::var("ONE").is_ok_and(|w| w == "1" || w == "threads") {
         // as the benchmark runs it: a tokenizer loaded, warmed up on other
         // text, then timed; N rounds, each with a fresh tokenizer (no cache
         // carries over) on a new thread (no per-thread cache either)
         let mut times = Vec::new();
+        // (`ONE=threads`: one tokenizer, each round on a new thread: its
+        // per-thread caches start empty, the shared tables stay loaded)
+        let shared = std::env::var("ONE").is_ok_and(|w| w == "threads");
+        let first = shared.then(|| load(&args[1]));
         for _ in 0..n {
-            let tok = load(&args[1]);
+            let fresh;
+            let tok = match &first {
+                Some(t) => t,
+                None => {
+                    fresh = load(&args[1]);
+                    &fresh
+                }
+            };
             let e = std::thread::scope(|s| {
                 s.spawn(|| {
                     tok.encode(warm, &Allowed::None, None, false).expect("encode");
-                    timed(&tok, doc)
+                    timed(tok, doc)
                 })
                 .join()
                 .expect("thread")

@@ -1,23 +1,28 @@
-//! o200k pieces of ASCII text found from bit masks of a 64-byte window.
+//! Pieces of ASCII text found from bit masks of a 64-byte window.
 //!
 //! Most of English text and code is ASCII, where each of the pattern's
 //! classes is a set of byte values. A `Window` holds, for 64 bytes of the
 //! text, one bit per byte for each class (computed 32 bytes at a time with
-//! AVX2, or 16 with SSE2, on x86-64), and the end of a run of capitals,
-//! small letters, whitespace or punctuation is then one shift and one count
-//! of trailing zeros, where the byte scanner looks at each byte and takes a
-//! branch on its class. (o200k's byte scanner, with its two case classes,
-//! gained most: on 1 MB of English or code the scan alone runs about a
-//! quarter faster. cl100k's, simpler, was as fast without windows on
-//! English and faster on Chinese, and keeps none.)
+//! AVX2, or 16 with SSE2, on x86-64).
 //!
-//! A window decides only what its masks know: a run that reaches a
-//! non-ASCII byte (which may be a letter, a number, a space...) or the
-//! window's end is carried on by the byte scanner from there, and a piece
-//! whose alternative the masks cannot tell (a word after a non-ASCII
-//! character, say) is left to the byte scanner whole (`None`). So every
-//! answer is the byte scanner's; the tests check that on random text
-//! against it and against the regex engine.
+//! o200k asks a window for one piece at a time: the end of a run of
+//! capitals, small letters, whitespace or punctuation is one shift and one
+//! count of trailing zeros, where the byte scanner looks at each byte and
+//! takes a branch on its class. A run that reaches a non-ASCII byte (which
+//! may be a letter, a number, a space...) or the window's end is carried on
+//! by the byte scanner from there, and a piece whose alternative the masks
+//! cannot tell (a word after a non-ASCII character, say) is left to the
+//! byte scanner whole (`None`).
+//!
+//! cl100k, whose pattern has no case classes, takes all the pieces of a
+//! window at once: `cl100k_starts` computes the start of every piece from
+//! the masks with shifts, carries and no branch on the text, as far as the
+//! masks are certain of them (1 MB of English or code is scanned about
+//! twice as fast as by the byte scanner).
+//!
+//! Either way every answer is the byte scanner's; the tests check that on
+//! random text against it (and the scanner's own tests against the regex
+//! engine).
 
 use super::{Scanner, L, N, NL, S};
 
@@ -47,6 +52,25 @@ pub(super) struct Window {
     pub newline: u64,
     /// `/`
     pub slash: u64,
+    /// The masks only cl100k's windows use (`Window::full`; zero otherwise).
+    pub more: More,
+}
+
+/// Masks of the bytes cl100k's contractions and `' '` stand for.
+#[derive(Clone, Copy, Default, Debug, PartialEq, Eq)]
+pub(super) struct More {
+    /// `' '` (the one space that joins punctuation after it)
+    pub blank: u64,
+    /// `'`
+    pub quote: u64,
+    /// `s d m t`, either case (the one-letter contractions)
+    pub sdmt: u64,
+    /// `l`, either case
+    pub l: u64,
+    /// `v r`, either case
+    pub vr: u64,
+    /// `e`, either case
+    pub e: u64,
 }
 
 impl Window {
@@ -54,14 +78,25 @@ impl Window {
     /// when `avx2` (which the caller has checked the CPU has).
     #[inline]
     pub fn at(b: &[u8], p: usize, avx2: bool) -> Window {
+        Self::masks::<false>(b, p, avx2)
+    }
+
+    /// `at` with the masks of `More` too.
+    #[inline]
+    pub fn full(b: &[u8], p: usize, avx2: bool) -> Window {
+        Self::masks::<true>(b, p, avx2)
+    }
+
+    #[inline(always)]
+    fn masks<const MORE: bool>(b: &[u8], p: usize, avx2: bool) -> Window {
         let block: &[u8; WIDTH] = b[p..p + WIDTH].try_into().expect("a whole window");
         #[cfg(target_arch = "x86_64")]
         {
             if avx2 {
                 // SAFETY: `avx2` is only set where the CPU has AVX2
-                unsafe { with_avx2(block) }
+                unsafe { with_avx2::<MORE>(block) }
             } else {
-                sse2(block)
+                sse2::<MORE>(block)
             }
         }
         #[cfg(not(target_arch = "x86_64"))]
@@ -90,6 +125,14 @@ impl Window {
             set(&mut w.space, matches!(c, b'\t' | b'\n' | 0x0B | 0x0C | b'\r' | b' '));
             set(&mut w.newline, matches!(c, b'\r' | b'\n'));
             set(&mut w.slash, c == b'/');
+            let m = &mut w.more;
+            set(&mut m.blank, c == b' ');
+            set(&mut m.quote, c == b'\'');
+            let c = c.to_ascii_lowercase();
+            set(&mut m.sdmt, matches!(c, b's' | b'd' | b'm' | b't'));
+            set(&mut m.l, c == b'l');
+            set(&mut m.vr, matches!(c, b'v' | b'r'));
+            set(&mut m.e, c == b'e');
         }
         w
     }
@@ -105,7 +148,7 @@ impl Window {
 /// The masks with SSE2 (part of every x86-64 CPU), 16 bytes at a time.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-fn sse2(block: &[u8; WIDTH]) -> Window {
+fn sse2<const MORE: bool>(block: &[u8; WIDTH]) -> Window {
     use std::arch::x86_64::*;
     let mut w = Window::default();
     // SAFETY: SSE2 is in the x86-64 baseline; the loads read 4 x 16 bytes
@@ -130,6 +173,20 @@ fn sse2(block: &[u8; WIDTH]) -> Window {
             w.space |= bits(_mm_or_si128(in_range(v, b'\t', 5), eq(v, b' '))) << sh;
             w.newline |= bits(_mm_or_si128(eq(v, b'\n'), eq(v, b'\r'))) << sh;
             w.slash |= bits(eq(v, b'/')) << sh;
+            if MORE {
+                let m = &mut w.more;
+                let low = _mm_or_si128(v, _mm_set1_epi8(0x20));
+                m.blank |= bits(eq(v, b' ')) << sh;
+                m.quote |= bits(eq(v, b'\'')) << sh;
+                let sdmt = _mm_or_si128(
+                    _mm_or_si128(eq(low, b's'), eq(low, b'd')),
+                    _mm_or_si128(eq(low, b'm'), eq(low, b't')),
+                );
+                m.sdmt |= bits(sdmt) << sh;
+                m.l |= bits(eq(low, b'l')) << sh;
+                m.vr |= bits(_mm_or_si128(eq(low, b'v'), eq(low, b'r'))) << sh;
+                m.e |= bits(eq(low, b'e')) << sh;
+            }
         }
     }
     w
@@ -150,7 +207,7 @@ pub(super) fn has_avx2() -> bool {
 /// The masks with AVX2, 32 bytes at a time (the same steps as `sse2`).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn with_avx2(block: &[u8; WIDTH]) -> Window {
+unsafe fn with_avx2<const MORE: bool>(block: &[u8; WIDTH]) -> Window {
     use std::arch::x86_64::*;
     let mut w = Window::default();
     let in_range = |v: __m256i, lo: u8, n: u8| {
@@ -170,6 +227,20 @@ unsafe fn with_avx2(block: &[u8; WIDTH]) -> Window {
         w.space |= bits(_mm256_or_si256(in_range(v, b'\t', 5), eq(v, b' '))) << sh;
         w.newline |= bits(_mm256_or_si256(eq(v, b'\n'), eq(v, b'\r'))) << sh;
         w.slash |= bits(eq(v, b'/')) << sh;
+        if MORE {
+            let m = &mut w.more;
+            let low = _mm256_or_si256(v, _mm256_set1_epi8(0x20));
+            m.blank |= bits(eq(v, b' ')) << sh;
+            m.quote |= bits(eq(v, b'\'')) << sh;
+            let sdmt = _mm256_or_si256(
+                _mm256_or_si256(eq(low, b's'), eq(low, b'd')),
+                _mm256_or_si256(eq(low, b'm'), eq(low, b't')),
+            );
+            m.sdmt |= bits(sdmt) << sh;
+            m.l |= bits(eq(low, b'l')) << sh;
+            m.vr |= bits(_mm256_or_si256(eq(low, b'v'), eq(low, b'r'))) << sh;
+            m.e |= bits(eq(low, b'e')) << sh;
+        }
     }
     w
 }
@@ -317,6 +388,110 @@ impl Scanner {
     }
 }
 
+/// The cl100k pieces of the window `w` at a piece start, as far as its
+/// masks know them: a bit at the start of each piece before the offset
+/// where the masks stop being certain, and that offset.
+///
+/// The pattern `'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}+|\p{N}{1,3}|
+/// ?[^\s\p{L}\p{N}]++[\r\n]*|\s*[\r\n]|\s+(?!\S)|\s+` cuts ASCII text at:
+///
+/// - the start of each letter run, unless the character before it is a
+///   prefix (`[^\r\n\p{L}\p{N}]`) that starts a piece: a whitespace
+///   character other than a line break (always the start of a piece: the
+///   last of a run of them is given back by `\s+(?!\S)`), or a single
+///   punctuation character that is not joined to a space before it;
+/// - each `max_digits` digits of a run of digits, from its start;
+/// - the start of a run of punctuation, or the space just before it (which
+///   `" ?"` joins to it); the line breaks right after the run are its own
+///   (`[\r\n]*`);
+/// - in a run of whitespace (less the line breaks a punctuation run took):
+///   its start, just after its last line break (`\s*[\r\n]`), and its last
+///   character if that is not a line break (`\s+(?!\S)` gives it back);
+/// - a contraction: an apostrophe that starts a piece (not inside a run of
+///   punctuation, not after a space) followed by `s d m t`, or `ll ve re`,
+///   in either case: the letters after it start a new piece.
+///
+/// Bits past the first non-ASCII byte are unknown, and so is the end of a
+/// run of whitespace that reaches it or the window's end (the next byte may
+/// be whitespace too): the certain part ends before that.
+#[inline(always)]
+pub(super) fn cl100k_starts(w: &Window, max_digits: usize) -> (u64, u32) {
+    // bits at and after the first non-ASCII byte count as no class
+    let known_len = w.ascii.trailing_ones();
+    let known = below(known_len);
+    let (letter, digit, space, nl) = (w.letter & known, w.digit & known, w.space & known, w.newline & known);
+    let punct = known & !(letter | digit | space);
+    let m = &w.more;
+    let blank = m.blank & known;
+    // (x << 1: bit k is x's bit k - 1, "the byte before"; x >> 1: "after")
+    let punct_start = punct & !(punct << 1);
+    // a punctuation run's line breaks
+    let after_punct = nl & (punct << 1);
+    let taken = nl & !nl.wrapping_add(after_punct);
+    let ws = space & !taken;
+    let ws_start = ws & !(ws << 1);
+    let ws_last = ws & !(ws >> 1);
+    // the whitespace after each run's last line break: the run's tail,
+    // found from its end backwards (a carry through the reversed masks)
+    let tail_bits = ws & !nl;
+    let (ws_r, tail_r) = (ws.reverse_bits(), tail_bits.reverse_bits());
+    let ends_r = ws_r & !(ws_r << 1) & tail_r;
+    let tail = (tail_r & !tail_r.wrapping_add(ends_r)).reverse_bits();
+    let tail_start = tail & !(tail << 1);
+    // prefixes that start a piece, before a letter
+    let lone_punct = punct_start & !(blank << 1);
+    let prefix = (lone_punct | (ws & !nl)) & (letter >> 1);
+    let letter_start = letter & !(letter << 1) & !(prefix << 1);
+    // contractions
+    let quote = m.quote & lone_punct;
+    let one = quote & (m.sdmt >> 1);
+    let two = quote & (((m.l >> 1) & (m.l >> 2)) | ((m.vr >> 1) & (m.e >> 2)));
+    let after_contraction = ((one << 2) | (two << 3)) & letter;
+    // digits, `max_digits` at a time
+    let mut groups = digit & !(digit << 1);
+    if max_digits > 1 {
+        let mut full = digit;
+        for k in 1..max_digits {
+            full &= digit << k;
+        }
+        loop {
+            let next = groups | ((groups << max_digits) & full);
+            if next == groups {
+                break;
+            }
+            groups = next;
+        }
+    } else {
+        groups = digit;
+    }
+    let starts = 1
+        | letter_start
+        | (punct_start & !(blank << 1))
+        | groups
+        | ws_start
+        | tail_start
+        | (ws_last & !nl)
+        | after_contraction;
+    // the run of whitespace that reaches the unknown part
+    let open_ws = if known_len > 0 && space >> (known_len - 1) & 1 != 0 {
+        (space << (64 - known_len)).leading_ones()
+    } else {
+        0
+    };
+    let cut = known_len - open_ws;
+    (starts & known & below(cut), cut)
+}
+
+/// The bits below `k` (at most 64).
+#[inline(always)]
+fn below(k: u32) -> u64 {
+    if k >= 64 {
+        !0
+    } else {
+        (1u64 << k) - 1
+    }
+}
+
 /// The scanner classes of the byte at `k` as the window sees them (for a
 /// debug check against the tables).
 fn class_bits(w: &Window, k: u32) -> u8 {
@@ -385,9 +560,15 @@ mod tests {
             for p in 0..text.len() - WIDTH {
                 let block: &[u8; WIDTH] = text[p..p + WIDTH].try_into().unwrap();
                 let want = Window::scalar(block);
-                assert_eq!(Window::at(&text, p, false), want, "at {p}");
+                let less = Window {
+                    more: More::default(),
+                    ..want
+                };
+                assert_eq!(Window::full(&text, p, false), want, "at {p}");
+                assert_eq!(Window::at(&text, p, false), less, "at {p}");
                 if has_avx2() {
-                    assert_eq!(Window::at(&text, p, true), want, "at {p}, AVX2");
+                    assert_eq!(Window::full(&text, p, true), want, "at {p}, AVX2");
+                    assert_eq!(Window::at(&text, p, true), less, "at {p}, AVX2");
                 }
             }
         }
@@ -437,6 +618,11 @@ mod tests {
             "'m",
             "'t",
             "'x",
+            "'r",
+            "'v",
+            "'l",
+            "'rE",
+            "'Ve",
             "/",
             "//",
             "(",
@@ -534,6 +720,64 @@ mod tests {
             }
             // the windows decide most pieces (else this test proves little)
             assert!(answered * 10 > asked * 7, "{pattern}: {answered} of {asked}");
+        }
+    }
+
+    /// The pieces of cl100k's byte scanner alone.
+    fn cl100k_byte_pieces(sc: &Scanner, text: &str, max_digits: usize) -> Vec<(usize, usize)> {
+        let b = text.as_bytes();
+        let (mut i, mut v) = (0, vec![]);
+        while i < b.len() {
+            let e = sc.cl100k(b, i, max_digits);
+            v.push((i, e));
+            i = e;
+        }
+        v
+    }
+
+    #[test]
+    fn cl100k_window_starts_are_the_byte_scanners() {
+        use crate::pre_tokenizers::{CL100K_PATTERN, QWEN2_PATTERN};
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let texts: Vec<String> = (0..if cfg!(debug_assertions) { 150 } else { 1500 })
+            .map(|n| random_text(&mut x, 64 + n % 600))
+            .collect();
+        for (pattern, max_digits) in [(CL100K_PATTERN, 3), (QWEN2_PATTERN, 1)] {
+            let sc = Scanner::for_pattern(pattern).unwrap();
+            let (mut windows, mut certain, mut pieces) = (0usize, 0usize, 0usize);
+            for text in &texts {
+                let b = text.as_bytes();
+                let want = cl100k_byte_pieces(&sc, text, max_digits);
+                // the whole scan, windows and all
+                let mut got = vec![];
+                sc.find_iter(text, &mut got);
+                assert_eq!(got, want, "{pattern}\n{text:?}");
+                // a window at every piece start: its certain starts are
+                // exactly the byte scanner's before its cut
+                let starts: Vec<usize> = want.iter().map(|p| p.0).collect();
+                for (n, &i) in starts.iter().enumerate() {
+                    if i + WIDTH > b.len() {
+                        continue;
+                    }
+                    for avx2 in [false, sc.avx2] {
+                        let (bits, cut) = cl100k_starts(&Window::full(b, i, avx2), max_digits);
+                        let expected: u64 = starts[n..]
+                            .iter()
+                            .take_while(|&&s| s < i + cut as usize)
+                            .fold(0, |m, &s| m | 1 << (s - i));
+                        assert_eq!(bits, expected, "{pattern} window at {i}, cut {cut}\n{text:?}");
+                        windows += 1;
+                        certain += bits.count_ones() as usize;
+                        pieces += starts[n..].iter().take_while(|&&s| s < i + WIDTH).count();
+                    }
+                }
+            }
+            // the windows are certain of most of their pieces (else this
+            // test proves little)
+            assert!(
+                certain * 2 > pieces,
+                "{pattern}: {certain} of {pieces} in {windows} windows"
+            );
         }
     }
 }
