@@ -292,10 +292,6 @@ fn utf8_len(c: u8) -> usize {
     }
 }
 
-/// The start of "no window yet": every position is at least
-/// `window::REFILL` past it (wrapping).
-const NO_WINDOW: usize = 1 << (usize::BITS - 1);
-
 /// Which of the known patterns a scanner runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
@@ -409,61 +405,52 @@ impl Scanner {
         }
     }
 
-    /// The o200k pieces of `b`: ASCII text from windows of class masks
-    /// where they decide the piece, the byte scanner elsewhere. (Not
-    /// inlined: the loop is compiled on its own, with the caller's per-piece
-    /// step inlined into it.)
+    /// The o200k pieces of `b` (see `windows`).
     #[inline(never)]
     fn o200k_loop(&self, b: &[u8], f: &mut impl FnMut(usize, usize)) {
-        let mut i = 0;
-        let mut w = Window::default();
-        let mut w0 = NO_WINDOW;
-        while i < b.len() {
-            // (a window where this character and the next are ASCII)
-            if i + window::WIDTH <= b.len() && (b[i] | b[i + 1]) < 0x80 {
-                if i.wrapping_sub(w0) >= window::REFILL {
-                    w0 = i;
-                    w = Window::at(b, i, self.avx2);
-                }
-                if let Some(e) = self.o200k_window(&w, b, i, (i - w0) as u32) {
-                    f(i, e);
-                    i = e;
-                    continue;
-                }
-            }
-            let e = self.o200k(b, i);
-            f(i, e);
-            i = e;
-        }
+        self.windows(b, window::o200k_starts, |i| self.o200k(b, i), f);
     }
 
-    /// The cl100k pieces of `b`: where eight ASCII bytes start a piece, all
-    /// the pieces a window's masks are certain of, one after another
-    /// (`window::cl100k_starts`), else one piece of the byte scanner.
+    /// The cl100k pieces of `b` (see `windows`).
     #[inline(never)]
     fn cl100k_loop(&self, b: &[u8], max_digits: usize, f: &mut impl FnMut(usize, usize)) {
+        self.windows(
+            b,
+            |w| window::cl100k_starts(w, max_digits),
+            |i| self.cl100k(b, i, max_digits),
+            f,
+        );
+    }
+
+    /// The pieces of `b`: where sixteen ASCII bytes start a piece, all the
+    /// pieces the masks of a window from there are certain of
+    /// (`starts`), one after another, else one piece of the byte scanner
+    /// (`piece`).
+    #[inline(always)]
+    fn windows(
+        &self,
+        b: &[u8],
+        starts: impl Fn(&Window) -> (u64, u32),
+        piece: impl Fn(usize) -> usize,
+        f: &mut impl FnMut(usize, usize),
+    ) {
         const HIGH: u64 = 0x8080_8080_8080_8080;
+        let word = |i: usize| u64::from_le_bytes(b[i..i + 8].try_into().unwrap());
         let mut i = 0;
         // the window's certain starts after `i`, as bits from `base`
-        let (mut base, mut starts) = (0, 0u64);
+        let (mut base, mut bits) = (0, 0u64);
         while i < b.len() {
-            if starts == 0
-                && i + window::WIDTH <= b.len()
-                && (u64::from_le_bytes(b[i..i + 8].try_into().unwrap())
-                    | u64::from_le_bytes(b[i + 8..i + 16].try_into().unwrap()))
-                    & HIGH
-                    == 0
-            {
+            if bits == 0 && i + window::WIDTH <= b.len() && (word(i) | word(i + 8)) & HIGH == 0 {
                 base = i;
-                starts = window::cl100k_starts(&Window::full(b, i, self.avx2), max_digits).0 & !1;
+                bits = starts(&Window::at(b, i, self.avx2)).0 & !1;
             }
             // (one call of `f`, so that it is inlined once)
-            let e = if starts != 0 {
-                let e = base + starts.trailing_zeros() as usize;
-                starts &= starts - 1;
+            let e = if bits != 0 {
+                let e = base + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
                 e
             } else {
-                self.cl100k(b, i, max_digits)
+                piece(i)
             };
             f(i, e);
             i = e;
