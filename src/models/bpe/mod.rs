@@ -458,14 +458,27 @@ fn short_key_at(text: &[u8], s: usize, len: usize) -> [u64; 2] {
     };
     let lo = u64::from_le_bytes(w[..8].try_into().unwrap());
     let hi = u64::from_le_bytes(w[8..].try_into().unwrap());
-    // keep the first `len` bytes: `len` < 8 keeps part of `lo`, else part of `hi`
-    let (lo, hi) = if len < 8 {
-        (lo & ((1u64 << (8 * len)) - 1), 0)
-    } else {
-        (lo, hi & ((1u64 << (8 * (len - 8))) - 1))
-    };
-    [lo, hi | ((len as u64) << 56)]
+    // keep the first `len` bytes (masks from a table: a branch on the
+    // length would be mispredicted often)
+    let [mlo, mhi] = KEY_MASKS[len];
+    [lo & mlo, (hi & mhi) | ((len as u64) << 56)]
 }
+
+/// For each length up to `SHORT_MAX`, the masks of that many bytes in
+/// the two words of a key.
+static KEY_MASKS: [[u64; 2]; SHORT_MAX + 1] = {
+    let mut m = [[0u64; 2]; SHORT_MAX + 1];
+    let mut len = 0;
+    while len <= SHORT_MAX {
+        m[len] = if len < 8 {
+            [(1u64 << (8 * len)) - 1, 0]
+        } else {
+            [!0, (1u64 << (8 * (len - 8))) - 1]
+        };
+        len += 1;
+    }
+    m
+};
 
 impl Bpe {
     /// The id of a whole piece, if it is a token.
