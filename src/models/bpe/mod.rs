@@ -108,7 +108,9 @@ impl LocalCache {
     #[inline]
     fn insert(&mut self, key: [u64; 2], h: u64, ids: &[u32]) {
         if self.table.len() >= LOCAL_MAX {
-            self.table = PieceTable::with_capacity(4096);
+            // (text of pieces that do not come back, such as base64: the
+            // table fills again, at this size)
+            self.table.clear();
             self.spill.clear();
         }
         if ids.len() <= SLOT_IDS {

@@ -118,6 +118,13 @@ impl PieceTable {
     pub fn len(&self) -> usize {
         self.len
     }
+
+    /// Empty the table, keeping its size (cheaper than growing a new one
+    /// back to it).
+    pub fn clear(&mut self) {
+        self.slots.fill(Slot::default());
+        self.len = 0;
+    }
 }
 
 /// Start loading the cache line of `r` (a hint: nothing happens on targets
@@ -160,5 +167,12 @@ mod tests {
         t.insert(k, PieceTable::hash(&k), &[99]);
         assert_eq!(t.len(), 10_000);
         assert_eq!(t.get(&k, PieceTable::hash(&k)).unwrap().ids[0], 99);
+        // cleared: nothing is found, and it fills again
+        t.clear();
+        assert_eq!(t.len(), 0);
+        assert!((0..10_000u64).all(|i| t.get(&key(i), PieceTable::hash(&key(i))).is_none()));
+        t.insert(k, PieceTable::hash(&k), &[5, 6]);
+        assert_eq!(t.len(), 1);
+        assert_eq!(&t.get(&k, PieceTable::hash(&k)).unwrap().ids[..2], &[5, 6]);
     }
 }
