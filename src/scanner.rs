@@ -941,20 +941,14 @@ impl Scanner {
             None
         };
         if let Some(p) = punct_from {
-            return o200k_breaks(b, self.run_punct(b, p));
+            let mut e = self.run_punct(b, p);
+            while e < b.len() && matches!(b[e], b'\r' | b'\n' | b'/') {
+                e += 1;
+            }
+            return e;
         }
         self.whitespace(b, i, true)
     }
-}
-
-/// The end of o200k's `[\r\n/]*` from `e` (no other byte is one of them:
-/// no class lookup).
-#[inline(always)]
-fn o200k_breaks(b: &[u8], mut e: usize) -> usize {
-    while e < b.len() && matches!(b[e], b'\r' | b'\n' | b'/') {
-        e += 1;
-    }
-    e
 }
 
 #[cfg(test)]

@@ -124,15 +124,16 @@ fn sse2(block: &[u8; WIDTH]) -> Window {
             let v = _mm_loadu_si128(block.as_ptr().add(16 * j) as *const __m128i);
             let sh = 16 * j;
             w.ascii |= (!bits(v) & 0xFFFF) << sh;
-            // setting bit 5 maps A-Z onto a-z and no other byte into a-z
-            w.letter |= bits(in_range(_mm_or_si128(v, _mm_set1_epi8(0x20)), b'a', 26)) << sh;
+            // (setting bit 5 maps A-Z onto a-z and no other byte into a-z)
+            let low = _mm_or_si128(v, _mm_set1_epi8(0x20));
+            let blank = eq(v, b' ');
+            w.letter |= bits(in_range(low, b'a', 26)) << sh;
             w.upper |= bits(in_range(v, b'A', 26)) << sh;
             w.digit |= bits(in_range(v, b'0', 10)) << sh;
-            w.space |= bits(_mm_or_si128(in_range(v, b'\t', 5), eq(v, b' '))) << sh;
+            w.space |= bits(_mm_or_si128(in_range(v, b'\t', 5), blank)) << sh;
             w.newline |= bits(_mm_or_si128(eq(v, b'\n'), eq(v, b'\r'))) << sh;
             w.slash |= bits(eq(v, b'/')) << sh;
-            let low = _mm_or_si128(v, _mm_set1_epi8(0x20));
-            w.blank |= bits(eq(v, b' ')) << sh;
+            w.blank |= bits(blank) << sh;
             w.quote |= bits(eq(v, b'\'')) << sh;
             let sdmt = _mm_or_si128(
                 _mm_or_si128(eq(low, b's'), eq(low, b'd')),
@@ -176,14 +177,15 @@ unsafe fn with_avx2(block: &[u8; WIDTH]) -> Window {
         let v = unsafe { _mm256_loadu_si256(block.as_ptr().add(32 * j) as *const __m256i) };
         let sh = 32 * j;
         w.ascii |= (!bits(v) & 0xFFFF_FFFF) << sh;
-        w.letter |= bits(in_range(_mm256_or_si256(v, _mm256_set1_epi8(0x20)), b'a', 26)) << sh;
+        let low = _mm256_or_si256(v, _mm256_set1_epi8(0x20));
+        let blank = eq(v, b' ');
+        w.letter |= bits(in_range(low, b'a', 26)) << sh;
         w.upper |= bits(in_range(v, b'A', 26)) << sh;
         w.digit |= bits(in_range(v, b'0', 10)) << sh;
-        w.space |= bits(_mm256_or_si256(in_range(v, b'\t', 5), eq(v, b' '))) << sh;
+        w.space |= bits(_mm256_or_si256(in_range(v, b'\t', 5), blank)) << sh;
         w.newline |= bits(_mm256_or_si256(eq(v, b'\n'), eq(v, b'\r'))) << sh;
         w.slash |= bits(eq(v, b'/')) << sh;
-        let low = _mm256_or_si256(v, _mm256_set1_epi8(0x20));
-        w.blank |= bits(eq(v, b' ')) << sh;
+        w.blank |= bits(blank) << sh;
         w.quote |= bits(eq(v, b'\'')) << sh;
         let sdmt = _mm256_or_si256(
             _mm256_or_si256(eq(low, b's'), eq(low, b'd')),
