@@ -41,11 +41,11 @@ fn to_py(py: Python<'_>, e: Error) -> PyErr {
 }
 
 fn err(e: Error) -> PyErr {
-    Python::with_gil(|py| to_py(py, e))
+    Python::attach(|py| to_py(py, e))
 }
 
 fn parse_allowed(v: &Bound<'_, PyAny>) -> PyResult<Allowed> {
-    if let Ok(s) = v.downcast::<PyString>() {
+    if let Ok(s) = v.cast::<PyString>() {
         return match s.to_str()? {
             "all" => Ok(Allowed::All),
             "none" => Ok(Allowed::None),
@@ -66,7 +66,7 @@ struct Tokenizer {
     inner: Arc<CoreTokenizer>,
     /// A Python int for every id, made on first use: results are lists of
     /// ints, and making an int costs more than encoding its token.
-    ints: pyo3::sync::GILOnceCell<IdInts>,
+    ints: pyo3::sync::PyOnceLock<IdInts>,
 }
 
 /// The ints `0..n` as Python objects: the list that owns them and their addresses.
@@ -79,7 +79,7 @@ impl Tokenizer {
     fn wrap(t: CoreTokenizer) -> Self {
         Tokenizer {
             inner: Arc::new(t),
-            ints: pyo3::sync::GILOnceCell::new(),
+            ints: pyo3::sync::PyOnceLock::new(),
         }
     }
 
@@ -130,7 +130,7 @@ impl Tokenizer {
         let Some(pool) = pool else {
             let texts: Vec<PyBackedStr> = texts.iter().map(|t| t.extract()).collect::<PyResult<_>>()?;
             return py
-                .allow_threads(|| {
+                .detach(|| {
                     crate::parallel::install(num_threads, || {
                         if texts.len() == 1 {
                             // one text: no fan-out (the document itself may still be split)
@@ -147,10 +147,10 @@ impl Tokenizer {
             (0..chunks).map(|_| OnceLock::new()).collect();
         let list = texts.clone().unbind();
         // (the GIL is let go for the whole batch, and taken back for each chunk's reading)
-        let read: PyResult<()> = py.allow_threads(|| {
+        let read: PyResult<()> = py.detach(|| {
             pool.in_place_scope(|scope| {
                 for (k, (input, output)) in inputs.iter().zip(&outputs).enumerate() {
-                    let part = Python::with_gil(|py| {
+                    let part = Python::attach(|py| {
                         let list = list.bind(py);
                         (k * CHUNK..((k + 1) * CHUNK).min(n))
                             .map(|i| list.get_item(i)?.extract::<PyBackedStr>())
@@ -213,7 +213,7 @@ impl Tokenizer {
                 };
                 ffi::PyList_SetItem(list.as_ptr(), i as ffi::Py_ssize_t, obj);
             }
-            Ok(list.downcast_into_unchecked())
+            Ok(list.cast_into_unchecked())
         }
     }
 }
@@ -222,7 +222,7 @@ impl Tokenizer {
 impl Tokenizer {
     #[staticmethod]
     fn from_json(py: Python<'_>, text: &str) -> PyResult<Self> {
-        let t = py.allow_threads(|| CoreTokenizer::from_json(text)).map_err(err)?;
+        let t = py.detach(|| CoreTokenizer::from_json(text)).map_err(err)?;
         Ok(Tokenizer::wrap(t))
     }
 
@@ -266,20 +266,20 @@ impl Tokenizer {
     #[staticmethod]
     fn from_sentencepiece(py: Python<'_>, data: &[u8]) -> PyResult<Self> {
         let t = py
-            .allow_threads(|| crate::models::sp_model::tokenizer_from_model_proto(data))
+            .detach(|| crate::models::sp_model::tokenizer_from_model_proto(data))
             .map_err(err)?;
         Ok(Tokenizer::wrap(t))
     }
 
     /// The `n` best encodings (Unigram models) with their scores, best first.
     fn encode_nbest(&self, py: Python<'_>, text: &str, n: usize) -> PyResult<Vec<(Vec<u32>, f64)>> {
-        py.allow_threads(|| crate::models::unigram::pipeline::encode_nbest(&self.inner, text, n))
+        py.detach(|| crate::models::unigram::pipeline::encode_nbest(&self.inner, text, n))
             .map_err(err)
     }
 
     /// A sampled encoding (Unigram models), as sentencepiece's `SampleEncode`.
     fn sample_encode(&self, py: Python<'_>, text: &str, nbest_size: i32, alpha: f64, seed: u64) -> PyResult<Vec<u32>> {
-        py.allow_threads(|| crate::models::unigram::pipeline::sample_encode(&self.inner, text, nbest_size, alpha, seed))
+        py.detach(|| crate::models::unigram::pipeline::sample_encode(&self.inner, text, nbest_size, alpha, seed))
             .map_err(err)
     }
 
@@ -287,7 +287,7 @@ impl Tokenizer {
     #[staticmethod]
     fn from_tiktoken(py: Python<'_>, data: &[u8], pattern: &str, specials: Vec<(String, u32)>) -> PyResult<Self> {
         let t = py
-            .allow_threads(|| CoreTokenizer::from_tiktoken(data, pattern, &specials))
+            .detach(|| CoreTokenizer::from_tiktoken(data, pattern, &specials))
             .map_err(err)?;
         Ok(Tokenizer::wrap(t))
     }
@@ -295,7 +295,7 @@ impl Tokenizer {
     /// The model as tiktoken rank-file text (raises when it cannot be exact).
     fn to_tiktoken(&self, py: Python<'_>) -> PyResult<String> {
         let t = self.inner.clone();
-        py.allow_threads(move || t.to_tiktoken()).map_err(err)
+        py.detach(move || t.to_tiktoken()).map_err(err)
     }
 
     /// The split regex, when the pre-tokenizer is one regex split.
@@ -306,7 +306,7 @@ impl Tokenizer {
     #[pyo3(signature = (pretty=true))]
     fn to_json(&self, py: Python<'_>, pretty: bool) -> PyResult<String> {
         let t = self.inner.clone();
-        py.allow_threads(move || t.to_json(pretty)).map_err(err)
+        py.detach(move || t.to_json(pretty)).map_err(err)
     }
 
     #[pyo3(signature = (text, allowed, permitted=None, add_special_tokens=true))]
@@ -409,7 +409,7 @@ impl Tokenizer {
         let allowed = parse_allowed(allowed)?;
         let permitted = parse_permitted(permitted)?;
         let e = py
-            .allow_threads(|| {
+            .detach(|| {
                 self.inner
                     .encode_full(text, pair, &allowed, permitted.as_ref(), add_special_tokens)
             })
@@ -419,13 +419,13 @@ impl Tokenizer {
 
     #[pyo3(signature = (ids, skip_special_tokens=false))]
     fn decode(&self, py: Python<'_>, ids: Vec<u32>, skip_special_tokens: bool) -> PyResult<String> {
-        py.allow_threads(|| self.inner.decode(&ids, skip_special_tokens))
+        py.detach(|| self.inner.decode(&ids, skip_special_tokens))
             .map_err(err)
     }
 
     #[pyo3(signature = (batch, skip_special_tokens=false))]
     fn decode_batch(&self, py: Python<'_>, batch: Vec<Vec<u32>>, skip_special_tokens: bool) -> PyResult<Vec<String>> {
-        py.allow_threads(|| {
+        py.detach(|| {
             crate::parallel::install(None, || {
                 batch
                     .par_iter()
@@ -437,7 +437,7 @@ impl Tokenizer {
     }
 
     fn decode_bytes<'py>(&self, py: Python<'py>, ids: Vec<u32>) -> PyResult<Bound<'py, PyBytes>> {
-        let b = py.allow_threads(|| self.inner.decode_bytes(&ids)).map_err(err)?;
+        let b = py.detach(|| self.inner.decode_bytes(&ids)).map_err(err)?;
         Ok(PyBytes::new(py, &b))
     }
 
@@ -546,7 +546,7 @@ impl WordCounter_ {
 
     fn feed(&mut self, py: Python<'_>, texts: Vec<String>) -> PyResult<()> {
         let inner = &mut self.inner;
-        py.allow_threads(|| {
+        py.detach(|| {
             let refs: Vec<&str> = texts.iter().map(|s| s.as_str()).collect();
             inner.feed_texts(&refs)
         })
@@ -565,7 +565,7 @@ impl WordCounter_ {
             }
         };
         let inner = &mut self.inner;
-        py.allow_threads(|| inner.feed_file(path, policy)).map_err(err)
+        py.detach(|| inner.feed_file(path, policy)).map_err(err)
     }
 
     #[getter]
@@ -600,7 +600,7 @@ impl WordCounter_ {
         end_of_word_suffix: Option<String>,
         limit_alphabet: Option<usize>,
         trace: usize,
-        callback: Option<PyObject>,
+        callback: Option<Py<PyAny>>,
     ) -> PyResult<TrainedBpe> {
         let cfg = BpeTrainerConfig {
             vocab_size,
@@ -636,7 +636,7 @@ impl WordCounter_ {
         continuing_subword_prefix: String,
         max_input_chars_per_word: usize,
         trace: usize,
-        callback: Option<PyObject>,
+        callback: Option<Py<PyAny>>,
     ) -> PyResult<(Vec<String>, usize, Vec<(u32, u32, u32, u64)>)> {
         let cfg = crate::trainers::wordpiece::WordPieceTrainerConfig {
             vocab_size,
@@ -670,7 +670,7 @@ impl WordCounter_ {
         treat_whitespace_as_suffix: bool,
         allow_whitespace_only_pieces: bool,
         trace: usize,
-        callback: Option<PyObject>,
+        callback: Option<Py<PyAny>>,
     ) -> PyResult<(Vec<String>, Vec<(String, u64)>)> {
         let cfg = BpeTrainerConfig {
             vocab_size,
@@ -722,7 +722,7 @@ impl WordCounter_ {
         split_digits: bool,
         treat_whitespace_as_suffix: bool,
         allow_whitespace_only_pieces: bool,
-        callback: Option<PyObject>,
+        callback: Option<Py<PyAny>>,
     ) -> PyResult<(Vec<(String, f64)>, usize)> {
         let cfg = crate::trainers::unigram::UnigramTrainerConfig {
             vocab_size,
@@ -752,14 +752,14 @@ impl WordCounter_ {
 /// (which may interrupt it by raising).
 fn with_events<T: Send>(
     py: Python<'_>,
-    callback: Option<PyObject>,
+    callback: Option<Py<PyAny>>,
     run: impl FnOnce(&mut dyn FnMut(TrainEvent) -> crate::error::Result<()>) -> crate::error::Result<T> + Send,
 ) -> PyResult<T> {
     let mut pending: Option<PyErr> = None;
-    let result = py.allow_threads(|| {
+    let result = py.detach(|| {
         let mut on_event = |ev: TrainEvent| -> crate::error::Result<()> {
             let Some(cb) = &callback else { return Ok(()) };
-            Python::with_gil(|py| {
+            Python::attach(|py| {
                 let r = match ev {
                     TrainEvent::Merge {
                         index,
@@ -910,7 +910,7 @@ fn ids_bytes<'py>(py: Python<'py>, parts: &[&[u32]]) -> PyResult<Bound<'py, PyBy
             std::ptr::copy_nonoverlapping(p.as_ptr() as *const u8, dst, p.len() * 4);
             dst = dst.add(p.len() * 4);
         }
-        Ok(obj.downcast_into_unchecked())
+        Ok(obj.cast_into_unchecked())
     }
 }
 
@@ -923,6 +923,6 @@ fn unlocked<T: pyo3::marker::Ungil>(py: Python<'_>, len: usize, f: impl FnOnce()
     if len < UNLOCKED_BYTES {
         f()
     } else {
-        py.allow_threads(f)
+        py.detach(f)
     }
 }
