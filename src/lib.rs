@@ -14,6 +14,7 @@ pub mod processors;
 pub mod scanner;
 pub mod tokenizer;
 pub mod trainers;
+pub mod utf8;
 
 #[cfg(feature = "python")]
 mod python;

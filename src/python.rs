@@ -11,7 +11,6 @@ use crate::trainers::bpe::{self as bpe_trainer, BpeTrainerConfig};
 use crate::trainers::{ErrorPolicy, TrainEvent, WordCounter};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::pybacked::PyBackedStr;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString};
 use rayon::prelude::*;
 use std::sync::Arc;
@@ -88,28 +87,33 @@ impl Tokenizer {
     fn ids_of(
         &self,
         py: Python<'_>,
-        text: &str,
+        text: &Bound<'_, PyString>,
         allowed: &Bound<'_, PyAny>,
         permitted: Option<&Bound<'_, PyAny>>,
         add_special_tokens: bool,
     ) -> PyResult<Vec<u32>> {
         let allowed = parse_allowed(allowed)?;
         let permitted = parse_permitted(permitted)?;
-        unlocked(py, text.len(), || {
-            self.inner
-                .encode(text, &allowed, permitted.as_ref(), add_special_tokens)
-        })
-        .map_err(err)
+        let encode = |t: &str| self.inner.encode(t, &allowed, permitted.as_ref(), add_special_tokens);
+        // SAFETY: `text` (borrowed for this whole call) keeps its string alive.
+        let raw = unsafe { RawText::of(text)? };
+        let done = unlocked(py, raw.len(), || {
+            let mut buf = String::new();
+            raw.utf8(&mut buf).map(encode)
+        });
+        match done {
+            Ok(ids) => ids.map_err(err),
+            // a lone surrogate: CPython raises its UnicodeEncodeError
+            Err(_) => encode(text.to_str()?).map_err(err),
+        }
     }
 
     /// The ids of each text of a batch, on `num_threads` threads (for
     /// `encode_batch` and `encode_batch_flat`).
     ///
-    /// A text's UTF-8 is read with the GIL held, on this thread only (for
-    /// a string that is not ASCII, CPython converts it then: a third of the
-    /// time of an English batch). So the texts are read in chunks, each
-    /// handed to the pool as soon as it is read: the encoding of the first
-    /// chunks overlaps the reading of the next ones.
+    /// The strings' code units are read with the GIL held (a pointer and a
+    /// length each, see `RawText`); their conversion to UTF-8 and their
+    /// encoding run on the pool, the GIL let go.
     fn batch_ids(
         &self,
         py: Python<'_>,
@@ -119,61 +123,52 @@ impl Tokenizer {
         add_special_tokens: bool,
         num_threads: Option<usize>,
     ) -> PyResult<Vec<Vec<u32>>> {
-        use std::sync::OnceLock;
-        /// Texts per chunk handed to the pool.
-        const CHUNK: usize = 8;
         let allowed = parse_allowed(allowed)?;
         let permitted = parse_permitted(permitted)?;
-        let one = |t: &PyBackedStr| self.inner.encode(t, &allowed, permitted.as_ref(), add_special_tokens);
-        let n = texts.len();
-        let pool = crate::parallel::pool_for(num_threads).filter(|_| n > CHUNK);
-        let Some(pool) = pool else {
-            let texts: Vec<PyBackedStr> = texts.iter().map(|t| t.extract()).collect::<PyResult<_>>()?;
-            return py
-                .detach(|| {
-                    crate::parallel::install(num_threads, || {
-                        if texts.len() == 1 {
-                            // one text: no fan-out (the document itself may still be split)
-                            return texts.iter().map(one).collect::<crate::error::Result<Vec<_>>>();
-                        }
-                        texts.par_iter().map(one).collect::<crate::error::Result<Vec<_>>>()
-                    })
-                })
-                .map_err(err);
+        // (owned references: the strings outlive the pool's work even if the
+        // list is changed meanwhile by another thread)
+        let strings: Vec<Bound<'_, PyString>> = texts
+            .iter()
+            .map(|t| t.cast_into::<PyString>().map_err(PyErr::from))
+            .collect::<PyResult<_>>()?;
+        // SAFETY: `strings` keeps every string alive until this returns.
+        let raws: Vec<RawText> = strings
+            .iter()
+            .map(|s| unsafe { RawText::of(s) })
+            .collect::<PyResult<_>>()?;
+        /// Why a text was not encoded.
+        enum Failed {
+            /// at this index, a string UTF-8 cannot hold
+            Surrogate(usize),
+            Encode(Error),
+        }
+        let one = |buf: &mut String, (i, raw): (usize, &RawText)| -> Result<Vec<u32>, Failed> {
+            let text = raw.utf8(buf).map_err(|_| Failed::Surrogate(i))?;
+            self.inner
+                .encode(text, &allowed, permitted.as_ref(), add_special_tokens)
+                .map_err(Failed::Encode)
         };
-        let chunks = n.div_ceil(CHUNK);
-        let inputs: Vec<OnceLock<Vec<PyBackedStr>>> = (0..chunks).map(|_| OnceLock::new()).collect();
-        let outputs: Vec<OnceLock<crate::error::Result<Vec<Vec<u32>>>>> =
-            (0..chunks).map(|_| OnceLock::new()).collect();
-        let list = texts.clone().unbind();
-        // (the GIL is let go for the whole batch, and taken back for each chunk's reading)
-        let read: PyResult<()> = py.detach(|| {
-            pool.in_place_scope(|scope| {
-                for (k, (input, output)) in inputs.iter().zip(&outputs).enumerate() {
-                    let part = Python::attach(|py| {
-                        let list = list.bind(py);
-                        (k * CHUNK..((k + 1) * CHUNK).min(n))
-                            .map(|i| list.get_item(i)?.extract::<PyBackedStr>())
-                            .collect::<PyResult<Vec<_>>>()
-                    })?;
-                    let _ = input.set(part);
-                    let one = &one;
-                    scope.spawn(move |_| {
-                        let texts = input.get().map_or(&[][..], Vec::as_slice);
-                        let _ = output.set(texts.iter().map(one).collect());
-                    });
+        let done = py.detach(|| {
+            crate::parallel::install(num_threads, || {
+                if raws.len() == 1 {
+                    // one text: no fan-out (the document itself may still be split)
+                    return one(&mut String::new(), (0, &raws[0])).map(|ids| vec![ids]);
                 }
-                Ok(())
+                raws.par_iter()
+                    .enumerate()
+                    .map_init(String::new, |buf, item| one(buf, item))
+                    .collect::<Result<Vec<_>, Failed>>()
             })
         });
-        read?;
-        let mut all = Vec::with_capacity(n);
-        for output in outputs {
-            // (every chunk was read, so every chunk was encoded: a panic in a
-            // job comes back out of the scope)
-            all.extend(output.into_inner().expect("every chunk is encoded").map_err(err)?);
+        match done {
+            Ok(all) => Ok(all),
+            Err(Failed::Encode(e)) => Err(err(e)),
+            Err(Failed::Surrogate(i)) => {
+                // CPython's UnicodeEncodeError for that string
+                strings[i].to_str()?;
+                Err(PyValueError::new_err("a text cannot be encoded as UTF-8"))
+            }
         }
-        Ok(all)
     }
 
     /// `ids` as a Python list of ints (the cached int objects, where there is one).
@@ -313,7 +308,7 @@ impl Tokenizer {
     fn encode<'py>(
         &self,
         py: Python<'py>,
-        text: &str,
+        text: &Bound<'_, PyString>,
         allowed: &Bound<'_, PyAny>,
         permitted: Option<&Bound<'_, PyAny>>,
         add_special_tokens: bool,
@@ -326,7 +321,7 @@ impl Tokenizer {
     fn count(
         &self,
         py: Python<'_>,
-        text: &str,
+        text: &Bound<'_, PyString>,
         allowed: &Bound<'_, PyAny>,
         permitted: Option<&Bound<'_, PyAny>>,
         add_special_tokens: bool,
@@ -357,7 +352,7 @@ impl Tokenizer {
     fn encode_flat<'py>(
         &self,
         py: Python<'py>,
-        text: &str,
+        text: &Bound<'_, PyString>,
         allowed: &Bound<'_, PyAny>,
         permitted: Option<&Bound<'_, PyAny>>,
         add_special_tokens: bool,
@@ -419,8 +414,7 @@ impl Tokenizer {
 
     #[pyo3(signature = (ids, skip_special_tokens=false))]
     fn decode(&self, py: Python<'_>, ids: Vec<u32>, skip_special_tokens: bool) -> PyResult<String> {
-        py.detach(|| self.inner.decode(&ids, skip_special_tokens))
-            .map_err(err)
+        py.detach(|| self.inner.decode(&ids, skip_special_tokens)).map_err(err)
     }
 
     #[pyo3(signature = (batch, skip_special_tokens=false))]
@@ -917,6 +911,95 @@ fn ids_bytes<'py>(py: Python<'py>, parts: &[&[u32]]) -> PyResult<Bound<'py, PyBy
 /// Texts shorter than this are encoded holding the GIL: letting it go and
 /// taking it back costs more than encoding them.
 const UNLOCKED_BYTES: usize = 2048;
+
+/// A `str`'s text as the GIL-free code can read it: the UTF-8 bytes CPython
+/// already holds (a pure-ASCII string is its own UTF-8; a string may carry a
+/// cached UTF-8 copy), else its code units, converted by `crate::utf8` where
+/// the text is used (on the pool, for a batch) instead of by CPython with
+/// the GIL held. A stable-ABI build (`abi3` feature) asks CPython for UTF-8.
+#[derive(Clone, Copy)]
+#[cfg_attr(Py_LIMITED_API, allow(dead_code))]
+enum RawText {
+    Utf8(*const u8, usize),
+    Latin1(*const u8, usize),
+    Ucs2(*const u16, usize),
+    Ucs4(*const u32, usize),
+}
+
+// SAFETY: a `RawText` points into a str object, which never changes after
+// it is made; whoever made the `RawText` keeps that object alive while it
+// is used (see `RawText::of`), on whatever thread.
+unsafe impl Send for RawText {}
+unsafe impl Sync for RawText {}
+
+impl RawText {
+    /// # Safety
+    /// `s` must stay alive while the result (or text read from it) is used.
+    #[allow(unused_unsafe)]
+    unsafe fn of(s: &Bound<'_, PyString>) -> PyResult<RawText> {
+        #[cfg(Py_LIMITED_API)]
+        {
+            let t = s.to_str()?;
+            Ok(RawText::Utf8(t.as_ptr(), t.len()))
+        }
+        #[cfg(not(Py_LIMITED_API))]
+        // SAFETY: `s` is a str (its type says so) and the GIL is held; a
+        // compact string's data follows its header and lives as long as it.
+        unsafe {
+            use pyo3::ffi;
+            let op = s.as_ptr();
+            if ffi::PyUnicode_IS_COMPACT(op) == 0 {
+                // (a legacy string of the old C API, before Python 3.12)
+                let t = s.to_str()?;
+                return Ok(RawText::Utf8(t.as_ptr(), t.len()));
+            }
+            let n = ffi::PyUnicode_GET_LENGTH(op) as usize;
+            let data = ffi::PyUnicode_DATA(op);
+            if ffi::PyUnicode_IS_ASCII(op) != 0 {
+                return Ok(RawText::Utf8(data as *const u8, n));
+            }
+            // (with the GIL disabled another thread may be filling the cache)
+            #[cfg(not(Py_GIL_DISABLED))]
+            {
+                let c = op as *const ffi::PyCompactUnicodeObject;
+                if !(*c).utf8.is_null() {
+                    return Ok(RawText::Utf8((*c).utf8 as *const u8, (*c).utf8_length as usize));
+                }
+            }
+            Ok(match ffi::PyUnicode_KIND(op) {
+                ffi::PyUnicode_1BYTE_KIND => RawText::Latin1(data as *const u8, n),
+                ffi::PyUnicode_2BYTE_KIND => RawText::Ucs2(data as *const u16, n),
+                _ => RawText::Ucs4(data as *const u32, n),
+            })
+        }
+    }
+
+    /// About how many bytes of UTF-8 the text has (at least its characters).
+    fn len(&self) -> usize {
+        match *self {
+            RawText::Utf8(_, n) | RawText::Latin1(_, n) | RawText::Ucs2(_, n) | RawText::Ucs4(_, n) => n,
+        }
+    }
+
+    /// The text: borrowed when it is UTF-8 already, else converted into `buf`.
+    /// An error for a string UTF-8 cannot hold (a lone surrogate).
+    fn utf8<'a>(&'a self, buf: &'a mut String) -> Result<&'a str, crate::utf8::NotEncodable> {
+        use crate::utf8::{push_units, Units};
+        // SAFETY: the pointers and lengths come from a live str object (see
+        // `RawText::of`); UTF-8 that CPython holds is valid UTF-8.
+        let units = unsafe {
+            match *self {
+                RawText::Utf8(p, n) => return Ok(std::str::from_utf8_unchecked(std::slice::from_raw_parts(p, n))),
+                RawText::Latin1(p, n) => Units::Latin1(std::slice::from_raw_parts(p, n)),
+                RawText::Ucs2(p, n) => Units::Ucs2(std::slice::from_raw_parts(p, n)),
+                RawText::Ucs4(p, n) => Units::Ucs4(std::slice::from_raw_parts(p, n)),
+            }
+        };
+        buf.clear();
+        push_units(units, buf)?;
+        Ok(buf)
+    }
+}
 
 /// `f()` with the GIL released when the text (`len` bytes) is long enough.
 fn unlocked<T: pyo3::marker::Ungil>(py: Python<'_>, len: usize, f: impl FnOnce() -> T + pyo3::marker::Ungil) -> T {

@@ -372,3 +372,51 @@ def test_runs_of_one_character_every_length_near_the_shortcut(pair) -> None:
             assert facade.encode_ordinary(text) == real.encode_ordinary(text), (ch, m)
         around = "x" + ch * lengths[-1] + "y"
         assert facade.encode_ordinary(around) == real.encode_ordinary(around), ch
+
+
+def test_every_string_storage_kind(pair) -> None:
+    """CPython keeps a str as ASCII, Latin-1, UCS-2 or UCS-4 code units, and
+    tokensmith reads them directly (converting to UTF-8 itself, off the GIL):
+    each kind, ASCII blocks of every alignment around the non-ASCII
+    characters, a string whose UTF-8 CPython has cached, single texts and
+    batches, against tiktoken."""
+    import ctypes
+
+    facade, real = pair
+    tok = facade.tokenizer
+    rng = random.Random(11)
+    widest = {"ascii": "z", "latin1": "é", "ucs2": "中", "ucs4": "😀"}
+    texts = []
+    for kind, ch in widest.items():
+        for _ in range(30):
+            parts = ["".join(rng.choice("ab c\n") for _ in range(rng.randrange(0, 40)))
+                     for _ in range(rng.randrange(1, 8))]
+            text = ch.join(parts) + ("" if kind == "ascii" else ch)
+            text += rng.choice(["", "ÿ", "Ω", "é中😀"])[: 1 if kind == "latin1" else 4]
+            texts.append(text)
+    # a string whose UTF-8 CPython holds (PyUnicode_AsUTF8 caches it)
+    cached = "grüße, 世界 " * 50
+    ctypes.pythonapi.PyUnicode_AsUTF8.restype = ctypes.c_char_p
+    ctypes.pythonapi.PyUnicode_AsUTF8.argtypes = [ctypes.py_object]
+    assert ctypes.pythonapi.PyUnicode_AsUTF8(cached) == cached.encode()
+    texts.append(cached)
+    def kind(t: str) -> int:
+        top = max(map(ord, t), default=0)
+        return sum(top >= bound for bound in (0x80, 0x100, 0x10000))
+
+    assert {kind(t) for t in texts} == {0, 1, 2, 3}  # every storage kind is there
+    want = [real.encode_ordinary(t) for t in texts]
+    assert [tok.encode(t) for t in texts] == want
+    assert [tok.encode_to_numpy(t).tolist() for t in texts] == want
+    assert [tok.count(t) for t in texts] == [len(w) for w in want]
+    assert tok.encode_batch(texts) == want
+    ids, offsets = tok.encode_batch_to_numpy(texts)
+    flat, bounds = ids.tolist(), offsets.tolist()
+    assert [flat[a:b] for a, b in zip(bounds, bounds[1:], strict=False)] == want
+    # a lone surrogate (UTF-8 cannot hold it) in each kind: cleaned to U+FFFD
+    # as before, in a single text and in a batch
+    for text in texts[::20]:
+        bad = text + "\ud800" + text
+        clean = real.encode_ordinary(text + "\ufffd" + text)
+        assert tok.encode(bad) == clean
+        assert tok.encode_batch(texts[:9] + [bad]) == want[:9] + [clean]

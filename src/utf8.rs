@@ -1,0 +1,298 @@
+//! UTF-8 from the code units CPython keeps a string in.
+//!
+//! A Python `str` that is not pure ASCII is stored as Latin-1, UCS-2 or
+//! UCS-4 code units, one per character. Asking CPython for its UTF-8
+//! (`PyUnicode_AsUTF8AndSize`) converts it with the GIL held, one character
+//! at a time. The bindings read the code units instead and convert them
+//! here, without the GIL (on the encoding threads, for a batch), sixteen
+//! ASCII characters at a time where the text allows.
+
+/// The code units of a string, one per character.
+#[derive(Clone, Copy, Debug)]
+pub enum Units<'a> {
+    Latin1(&'a [u8]),
+    Ucs2(&'a [u16]),
+    Ucs4(&'a [u32]),
+}
+
+impl Units<'_> {
+    /// The most UTF-8 bytes these units can take.
+    pub fn max_utf8_len(&self) -> usize {
+        match self {
+            Units::Latin1(u) => 2 * u.len(),
+            Units::Ucs2(u) => 3 * u.len(),
+            Units::Ucs4(u) => 4 * u.len(),
+        }
+    }
+}
+
+/// A code point UTF-8 cannot hold: a surrogate (Python strings may contain
+/// lone ones) or a value past U+10FFFF.
+#[derive(Debug, PartialEq, Eq)]
+pub struct NotEncodable {
+    /// Index of the character (code unit) in the string.
+    pub index: usize,
+}
+
+/// Append the UTF-8 of `units` to `out`. On a code point UTF-8 cannot hold,
+/// `out` is left as it was.
+pub fn push_units(units: Units<'_>, out: &mut String) -> Result<(), NotEncodable> {
+    let start = out.len();
+    // SAFETY: the bytes written are the UTF-8 of valid scalar values only
+    // (anything else returns the error after truncating back to `start`,
+    // itself a boundary), so `out` holds UTF-8 whenever this returns.
+    let bytes = unsafe { out.as_mut_vec() };
+    bytes.reserve(units.max_utf8_len());
+    let written = match units {
+        Units::Latin1(u) => {
+            latin1(u, bytes);
+            Ok(())
+        }
+        Units::Ucs2(u) => ucs2(u, bytes),
+        Units::Ucs4(u) => ucs4(u, bytes),
+    };
+    if written.is_err() {
+        bytes.truncate(start);
+    }
+    written
+}
+
+/// Sixteen units from `at` are ASCII (callers check `at + 16 <= len`).
+trait Block {
+    fn ascii16(&self, at: usize) -> bool;
+    /// Write the sixteen ASCII units from `at` as bytes to `dst`.
+    ///
+    /// # Safety
+    /// `dst` has room for 16 bytes and `ascii16(at)` holds.
+    unsafe fn put16(&self, at: usize, dst: *mut u8);
+}
+
+impl Block for [u8] {
+    #[inline(always)]
+    fn ascii16(&self, at: usize) -> bool {
+        let w = u128::from_le_bytes(self[at..at + 16].try_into().expect("16 bytes"));
+        w & 0x8080_8080_8080_8080_8080_8080_8080_8080 == 0
+    }
+
+    #[inline(always)]
+    unsafe fn put16(&self, at: usize, dst: *mut u8) {
+        std::ptr::copy_nonoverlapping(self.as_ptr().add(at), dst, 16);
+    }
+}
+
+/// The sixteen units from `at` are all below 0x80.
+#[inline(always)]
+fn wide_ascii16<T: Copy + Into<u32>>(units: &[T], at: usize) -> bool {
+    units[at..at + 16].iter().fold(0, |acc, &u| acc | u.into()) < 0x80
+}
+
+impl Block for [u16] {
+    #[inline(always)]
+    fn ascii16(&self, at: usize) -> bool {
+        wide_ascii16(self, at)
+    }
+
+    #[inline(always)]
+    unsafe fn put16(&self, at: usize, dst: *mut u8) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            use std::arch::x86_64::*;
+            let p = self.as_ptr().add(at) as *const __m128i;
+            let packed = _mm_packus_epi16(_mm_loadu_si128(p), _mm_loadu_si128(p.add(1)));
+            _mm_storeu_si128(dst as *mut __m128i, packed);
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        for k in 0..16 {
+            *dst.add(k) = self[at + k] as u8;
+        }
+    }
+}
+
+impl Block for [u32] {
+    #[inline(always)]
+    fn ascii16(&self, at: usize) -> bool {
+        wide_ascii16(self, at)
+    }
+
+    #[inline(always)]
+    unsafe fn put16(&self, at: usize, dst: *mut u8) {
+        for k in 0..16 {
+            *dst.add(k) = self[at + k] as u8;
+        }
+    }
+}
+
+/// Write `c` (a scalar value) at `dst`, returning the bytes written.
+///
+/// # Safety
+/// `dst` has room for `c`'s UTF-8.
+#[inline(always)]
+unsafe fn put_char(c: u32, dst: *mut u8) -> usize {
+    if c < 0x80 {
+        *dst = c as u8;
+        1
+    } else if c < 0x800 {
+        *dst = 0xC0 | (c >> 6) as u8;
+        *dst.add(1) = 0x80 | (c & 0x3F) as u8;
+        2
+    } else if c < 0x1_0000 {
+        *dst = 0xE0 | (c >> 12) as u8;
+        *dst.add(1) = 0x80 | ((c >> 6) & 0x3F) as u8;
+        *dst.add(2) = 0x80 | (c & 0x3F) as u8;
+        3
+    } else {
+        *dst = 0xF0 | (c >> 18) as u8;
+        *dst.add(1) = 0x80 | ((c >> 12) & 0x3F) as u8;
+        *dst.add(2) = 0x80 | ((c >> 6) & 0x3F) as u8;
+        *dst.add(3) = 0x80 | (c & 0x3F) as u8;
+        4
+    }
+}
+
+/// The loop every width shares: blocks of sixteen ASCII units copied at
+/// once, other characters one by one through `one` (which returns false on
+/// a unit UTF-8 cannot hold). Returns the index of such a unit.
+///
+/// # Safety
+/// `out` has spare capacity for the units' UTF-8 at its widest.
+#[inline(always)]
+unsafe fn convert<T: Copy>(
+    units: &[T],
+    out: &mut Vec<u8>,
+    one: impl Fn(T, *mut u8) -> Option<usize>,
+) -> Result<(), NotEncodable>
+where
+    [T]: Block,
+{
+    let n = units.len();
+    let mut dst = out.as_mut_ptr().add(out.len());
+    let base = dst;
+    let mut i = 0;
+    while i < n {
+        if i + 16 <= n && units.ascii16(i) {
+            units.put16(i, dst);
+            dst = dst.add(16);
+            i += 16;
+            continue;
+        }
+        // one character at a time up to the next block boundary (a block
+        // that is not ASCII is not tried again unit by unit from each start)
+        let stop = (i + 16).min(n);
+        while i < stop {
+            match one(units[i], dst) {
+                Some(k) => dst = dst.add(k),
+                None => return Err(NotEncodable { index: i }),
+            }
+            i += 1;
+        }
+    }
+    out.set_len(out.len() + dst.offset_from(base) as usize);
+    Ok(())
+}
+
+fn latin1(units: &[u8], out: &mut Vec<u8>) {
+    // SAFETY: `push_units` reserved two bytes per unit.
+    let done = unsafe { convert(units, out, |u, dst| Some(put_char(u as u32, dst))) };
+    debug_assert!(done.is_ok(), "every Latin-1 unit is a scalar value");
+}
+
+fn ucs2(units: &[u16], out: &mut Vec<u8>) -> Result<(), NotEncodable> {
+    // SAFETY: `push_units` reserved three bytes per unit.
+    unsafe {
+        convert(units, out, |u, dst| {
+            let c = u as u32;
+            (c & 0xF800 != 0xD800).then(|| put_char(c, dst))
+        })
+    }
+}
+
+fn ucs4(units: &[u32], out: &mut Vec<u8>) -> Result<(), NotEncodable> {
+    // SAFETY: `push_units` reserved four bytes per unit.
+    unsafe { convert(units, out, |c, dst| char::from_u32(c).map(|_| put_char(c, dst))) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A deterministic mix of characters of every UTF-8 width, with ASCII
+    /// runs of all lengths around the 16-unit blocks.
+    fn sample(seed: u64, n: usize, max: u32) -> Vec<char> {
+        let mut x = seed | 1;
+        let mut out = Vec::with_capacity(n);
+        while out.len() < n {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let run = (x % 40) as usize;
+            if x >> 60 < 10 {
+                out.extend((0..run).map(|k| (b'a' + (k % 26) as u8) as char));
+                continue;
+            }
+            let c = ((x >> 20) as u32) % max;
+            if let Some(c) = char::from_u32(c) {
+                out.push(c);
+            }
+        }
+        out.truncate(n);
+        out
+    }
+
+    fn check(chars: &[char]) {
+        let want: String = chars.iter().collect();
+        let mut got = String::from("prefix ");
+        if chars.iter().all(|&c| (c as u32) < 0x100) {
+            let u: Vec<u8> = chars.iter().map(|&c| c as u8).collect();
+            push_units(Units::Latin1(&u), &mut got).unwrap();
+            assert_eq!(&got[7..], want);
+            got.truncate(7);
+        }
+        if chars.iter().all(|&c| (c as u32) < 0x1_0000) {
+            let u: Vec<u16> = chars.iter().map(|&c| c as u16).collect();
+            push_units(Units::Ucs2(&u), &mut got).unwrap();
+            assert_eq!(&got[7..], want);
+            got.truncate(7);
+        }
+        let u: Vec<u32> = chars.iter().map(|&c| c as u32).collect();
+        push_units(Units::Ucs4(&u), &mut got).unwrap();
+        assert_eq!(&got[7..], want);
+    }
+
+    #[test]
+    fn every_width_matches_std() {
+        for n in [0, 1, 15, 16, 17, 31, 32, 33, 100, 1000, 5000] {
+            for (seed, max) in [(1, 0x100), (2, 0x800), (3, 0x1_0000), (4, 0x11_0000), (5, 0x80)] {
+                check(&sample(seed * 7919 + n as u64, n, max));
+            }
+        }
+        // every code point once, each width that holds it
+        let all: Vec<char> = (0..=0x10_FFFF).filter_map(char::from_u32).collect();
+        check(&all[..0x100]);
+        check(&all[..0xD800]);
+        check(&all);
+    }
+
+    #[test]
+    fn surrogates_and_out_of_range_are_refused_with_their_index() {
+        for bad in [0xD800u32, 0xDBFF, 0xDC00, 0xDFFF] {
+            for at in [0usize, 5, 16, 40] {
+                let mut u: Vec<u16> = "0123456789abcdefghijklmnopqrstuvwxyz0123456789"
+                    .encode_utf16()
+                    .collect();
+                u[at] = bad as u16;
+                let mut out = String::from("kept");
+                assert_eq!(push_units(Units::Ucs2(&u), &mut out), Err(NotEncodable { index: at }));
+                assert_eq!(out, "kept");
+                let w: Vec<u32> = u.iter().map(|&c| c as u32).collect();
+                assert_eq!(push_units(Units::Ucs4(&w), &mut out), Err(NotEncodable { index: at }));
+                assert_eq!(out, "kept");
+            }
+        }
+        let mut out = String::new();
+        assert_eq!(
+            push_units(Units::Ucs4(&[0x41, 0x11_0000]), &mut out),
+            Err(NotEncodable { index: 1 })
+        );
+        assert!(out.is_empty());
+    }
+}
