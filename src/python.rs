@@ -935,7 +935,6 @@ unsafe impl Sync for RawText {}
 impl RawText {
     /// # Safety
     /// `s` must stay alive while the result (or text read from it) is used.
-    #[allow(unused_unsafe)]
     unsafe fn of(s: &Bound<'_, PyString>) -> PyResult<RawText> {
         #[cfg(Py_LIMITED_API)]
         {

@@ -150,8 +150,8 @@ unsafe fn put_char(c: u32, dst: *mut u8) -> usize {
 }
 
 /// The loop every width shares: blocks of sixteen ASCII units copied at
-/// once, other characters one by one through `one` (which returns false on
-/// a unit UTF-8 cannot hold). Returns the index of such a unit.
+/// once, other characters one by one through `one` (the bytes it wrote, or
+/// `None` for a unit UTF-8 cannot hold, whose index is then the error).
 ///
 /// # Safety
 /// `out` has spare capacity for the units' UTF-8 at its widest.
