@@ -450,8 +450,32 @@ def _task_worst(lib: Lib, task: dict) -> dict:
 TASKS = {"doc": _task_doc, "batch": _task_batch, "short": _task_short, "worst": _task_worst}
 
 
+def _settle_numpy() -> float:
+    """Import numpy (when installed) and wait until the threads it starts are idle.
+
+    numpy's OpenBLAS starts a thread per further CPU when numpy is imported,
+    and they spin for about a tenth of a second before they sleep: a library
+    that first imports numpy just before its timed call (tokensmith and
+    quicktok do, on their first numpy result) would lose one of the two
+    batch CPUs to that spin. So every worker imports numpy first and waits
+    for its process to use no CPU while asleep. Returns the seconds waited.
+    """
+    if importlib.util.find_spec("numpy") is None:
+        return 0.0
+    import numpy  # noqa: F401
+
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < 3.0:
+        c, w = time.process_time(), time.perf_counter()
+        time.sleep(0.05)
+        if time.process_time() - c < 0.05 * (time.perf_counter() - w):
+            break
+    return time.perf_counter() - t0
+
+
 def worker(spec: dict) -> None:
     cpus = _pin(spec["threads"])
+    settle_s = _settle_numpy()
     module = LIBRARIES[spec["library"]][0]
     t0 = time.perf_counter()
     try:
@@ -468,7 +492,7 @@ def worker(spec: dict) -> None:
         return
     _emit(
         ready=True, version=lib.version, how=lib.how, cpus=cpus,
-        load_s=time.perf_counter() - t0,
+        load_s=time.perf_counter() - t0, numpy_settle_s=settle_s,
         rayon_num_threads=os.environ.get("RAYON_NUM_THREADS"),
     )
     for task in spec["tasks"]:
