@@ -144,9 +144,15 @@ impl Tokenizer {
         }
         let one = |buf: &mut String, (i, raw): (usize, &RawText)| -> Result<Vec<u32>, Failed> {
             let text = raw.utf8(buf).map_err(|_| Failed::Surrogate(i))?;
-            self.inner
+            let mut ids = self
+                .inner
                 .encode(text, &allowed, permitted.as_ref(), add_special_tokens)
-                .map_err(Failed::Encode)
+                .map_err(Failed::Encode)?;
+            // (the ids stay until the whole batch is done: without the room
+            // reserved for more, the next document's go right after them,
+            // and a first big batch touches a third less new memory)
+            ids.shrink_to_fit();
+            Ok(ids)
         };
         let done = py.detach(|| {
             crate::parallel::install(num_threads, || {
@@ -358,7 +364,7 @@ impl Tokenizer {
         add_special_tokens: bool,
     ) -> PyResult<Bound<'py, PyBytes>> {
         let ids = self.ids_of(py, text, allowed, permitted, add_special_tokens)?;
-        ids_bytes(py, &[&ids])
+        ids_bytes(py, &[&ids], Some(1))
     }
 
     /// A batch as flat little-endian buffers, without one Python int per token:
@@ -375,7 +381,7 @@ impl Tokenizer {
     ) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
         let parts = self.batch_ids(py, texts, allowed, permitted, add_special_tokens, num_threads)?;
         let slices: Vec<&[u32]> = parts.iter().map(Vec::as_slice).collect();
-        let ids = ids_bytes(py, &slices)?;
+        let ids = ids_bytes(py, &slices, num_threads)?;
         let offs = PyBytes::new_with(py, (parts.len() + 1) * 8, |buf| {
             let mut n: u64 = 0;
             buf[..8].copy_from_slice(&n.to_le_bytes());
@@ -874,8 +880,10 @@ fn put_le(buf: &mut [u8], ids: &[u32]) {
 /// The ids of `parts`, one after the other, as a little-endian u32 buffer.
 /// On a little-endian machine the bytes object is made uninitialised and
 /// the ids copied in (`PyBytes::new_with` would first zero it: a pass over
-/// megabytes for a big batch).
-fn ids_bytes<'py>(py: Python<'py>, parts: &[&[u32]]) -> PyResult<Bound<'py, PyBytes>> {
+/// megabytes for a big batch); a big one is copied on `threads` threads
+/// without the GIL (the first write to each new page of memory is a page
+/// fault, which costs more than the copy: 3 µs a page on a VM).
+fn ids_bytes<'py>(py: Python<'py>, parts: &[&[u32]], threads: Option<usize>) -> PyResult<Bound<'py, PyBytes>> {
     let total: usize = parts.iter().map(|p| p.len()).sum::<usize>() * 4;
     if cfg!(target_endian = "big") {
         return PyBytes::new_with(py, total, |buf| {
@@ -899,12 +907,53 @@ fn ids_bytes<'py>(py: Python<'py>, parts: &[&[u32]]) -> PyResult<Bound<'py, PyBy
             return Err(PyErr::fetch(py));
         }
         let obj = Bound::from_owned_ptr(py, obj);
-        let mut dst = ffi::PyBytes_AsString(obj.as_ptr()) as *mut u8;
-        for p in parts {
+        let dst = ffi::PyBytes_AsString(obj.as_ptr()) as *mut u8;
+        if total < PARALLEL_COPY_BYTES || parts.len() < 2 {
+            copy_parts(parts, dst);
+        } else {
+            // (the address as an integer: the pool's threads may take it)
+            let at = dst as usize;
+            py.detach(|| {
+                crate::parallel::install(threads, || {
+                    // contiguous runs of parts of about equal size, one per task
+                    let tasks = rayon::current_num_threads().max(1) * 4;
+                    let mut runs: Vec<(usize, usize, usize)> = Vec::with_capacity(tasks);
+                    let (mut first, mut start, mut bytes) = (0, 0, 0);
+                    for (i, p) in parts.iter().enumerate() {
+                        bytes += p.len() * 4;
+                        if bytes >= total.div_ceil(tasks) || i + 1 == parts.len() {
+                            runs.push((first, i + 1, start));
+                            (first, start, bytes) = (i + 1, start + bytes, 0);
+                        }
+                    }
+                    use rayon::prelude::*;
+                    runs.par_iter().for_each(|&(a, b, offset)| {
+                        // SAFETY: each run writes its own range of the bytes
+                        // object, which outlives this call
+                        copy_parts(&parts[a..b], (at + offset) as *mut u8);
+                    });
+                })
+            });
+        }
+        Ok(obj.cast_into_unchecked())
+    }
+}
+
+/// Outputs this big are copied on the pool (see `ids_bytes`).
+const PARALLEL_COPY_BYTES: usize = 1 << 20;
+
+/// Copy the ids of `parts`, one after the other, to `dst`, which must have
+/// room for all of them.
+///
+/// # Safety
+/// `dst` is valid for writes of the parts' total length times 4 bytes.
+unsafe fn copy_parts(parts: &[&[u32]], mut dst: *mut u8) {
+    for p in parts {
+        // SAFETY: the caller's range holds every part
+        unsafe {
             std::ptr::copy_nonoverlapping(p.as_ptr() as *const u8, dst, p.len() * 4);
             dst = dst.add(p.len() * 4);
         }
-        Ok(obj.cast_into_unchecked())
     }
 }
 

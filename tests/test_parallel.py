@@ -96,6 +96,31 @@ def test_numpy_paths_match_lists_on_every_kind_of_input(corpus) -> None:
         tok.encode_batch_to_numpy(["fine", "x <|endoftext|> y"])
 
 
+def test_big_numpy_batches_are_copied_in_order(corpus) -> None:
+    """A batch whose ids pass a megabyte is copied into its array on the pool,
+    in runs of documents: every document's ids land where its offsets say,
+    empty documents included, with any number of threads."""
+    np = pytest.importorskip("numpy")
+    tok = ts.train(texts=corpus, vocab_size=500)
+    rng = random.Random(11)
+    docs = []
+    for i in range(700):
+        docs.append("" if i % 97 == 0 else make_text(i, rng.randrange(60, 400)))
+    want = tok.encode_batch(docs)
+    assert sum(map(len, want)) * 4 > 1 << 20  # past the parallel copy's threshold
+    for threads in (1, 2, 3, 8):
+        ids, offsets = tok.encode_batch_to_numpy(docs, num_threads=threads)
+        assert ids.dtype == np.uint32 and len(offsets) == len(docs) + 1
+        assert [ids[offsets[i] : offsets[i + 1]].tolist() for i in range(len(docs))] == want
+    # one big document and a few small ones: runs of very different sizes
+    big = "".join(make_text(i, 120) for i in range(1500))
+    mixed = ["ab", big, "", "cd ef"]
+    ids, offsets = tok.encode_batch_to_numpy(mixed, num_threads=2)
+    assert [ids[a:b].tolist() for a, b in zip(offsets[:-1], offsets[1:], strict=True)] == [
+        tok.encode(d) for d in mixed
+    ]
+
+
 def _child(args: tuple[str, list[str]]) -> list[list[int]]:
     spec, docs = args
     return ts.Tokenizer.from_str(spec).encode_batch(docs, num_threads=2)
