@@ -15,6 +15,10 @@ type Merges = FxHashMap<(u32, u32), (u32, u32)>;
 pub trait PairLookup {
     /// The merge of `a` followed by `b`: (rank, merged id).
     fn pair(&self, a: u32, b: u32) -> Option<(u32, u32)>;
+
+    /// Start loading what `pair(a, b)` will read (a hint; by default nothing).
+    #[inline(always)]
+    fn prefetch(&self, _a: u32, _b: u32) {}
 }
 
 impl PairLookup for Merges {
@@ -113,6 +117,17 @@ impl PairTable {
 }
 
 impl PairLookup for PairTable {
+    /// The filter's word and the first slot, both at once (whether the slot
+    /// is read depends on the filter, but waiting for one and then the
+    /// other is what this is for avoiding).
+    #[inline(always)]
+    fn prefetch(&self, a: u32, b: u32) {
+        let key = Self::key(a, b);
+        let f = self.filter_bit(key);
+        super::table::prefetch(&self.filter[f >> 6]);
+        super::table::prefetch(&self.slots[self.home(key)]);
+    }
+
     #[inline(always)]
     fn pair(&self, a: u32, b: u32) -> Option<(u32, u32)> {
         let key = Self::key(a, b);
@@ -281,6 +296,174 @@ fn scan_loop(syms: &mut Vec<(u32, u32)>, pairs: &mut Pairs, merges: &impl PairLo
     syms.truncate(w);
 }
 
+/// Pieces `merge_bytes_many` works on at once.
+const LANES: usize = 8;
+
+/// Longest piece `merge_bytes_many` takes.
+pub const MANY_MAX: usize = 15;
+
+/// A piece of at most `MANY_MAX` bytes being merged by `merge_bytes_many`:
+/// `scan_loop`'s state, and the pairs whose ranks are still to be read.
+#[derive(Clone, Copy)]
+struct Lane {
+    /// index of the piece; `usize::MAX` when the lane is free
+    piece: usize,
+    n: usize,
+    syms: [u32; MANY_MAX + 1],
+    rank: [i32; MANY_MAX + 1],
+    id: [u32; MANY_MAX + 1],
+    next: [u8; MANY_MAX + 1],
+    prev: [u8; MANY_MAX + 1],
+    /// positions whose pair with the next symbol needs its rank
+    todo: [u8; 2],
+    ntodo: usize,
+}
+
+const NIL: u8 = u8::MAX;
+
+impl Lane {
+    const FREE: Lane = Lane {
+        piece: usize::MAX,
+        n: 0,
+        syms: [0; MANY_MAX + 1],
+        rank: [NO_MERGE; MANY_MAX + 1],
+        id: [0; MANY_MAX + 1],
+        next: [0; MANY_MAX + 1],
+        prev: [NIL; MANY_MAX + 1],
+        todo: [0; 2],
+        ntodo: 0,
+    };
+
+    /// Start on piece `k` (at least two bytes): its bytes' tokens, and the
+    /// first ranks from `table` (see `byte_pair_table`).
+    #[inline(always)]
+    fn start(&mut self, k: usize, piece: &[u8], byte_ids: &[u32; 256], table: &[(i32, u32)]) {
+        let n = piece.len();
+        self.piece = k;
+        self.n = n;
+        self.ntodo = 0;
+        for (i, &b) in piece.iter().enumerate() {
+            self.syms[i] = byte_ids[b as usize];
+            self.next[i] = (i + 1) as u8;
+            self.prev[i] = if i == 0 { NIL } else { (i - 1) as u8 };
+        }
+        for (i, w) in piece.windows(2).enumerate() {
+            (self.rank[i], self.id[i]) = table[((w[0] as usize) << 8) | w[1] as usize];
+        }
+    }
+
+    /// Read the ranks still to be read, then merge the lowest pair (leftmost
+    /// first) and start loading the two pairs that merge makes. True when
+    /// no pair merges: the piece is done.
+    #[inline(always)]
+    fn step(&mut self, merges: &impl PairLookup) -> bool {
+        for t in 0..self.ntodo {
+            let i = self.todo[t] as usize;
+            let k = self.next[i] as usize;
+            (self.rank[i], self.id[i]) = lookup(merges, self.syms[i], self.syms[k]);
+        }
+        self.ntodo = 0;
+        let ranks = &self.rank[..self.n - 1];
+        let best = ranks.iter().copied().min().unwrap_or(NO_MERGE);
+        if best == NO_MERGE {
+            return true;
+        }
+        let i = ranks.iter().position(|&r| r == best).unwrap_or(0);
+        let j = self.next[i] as usize;
+        self.syms[i] = self.id[i];
+        self.rank[j] = NO_MERGE;
+        let k = self.next[j] as usize;
+        self.next[i] = k as u8;
+        if k < self.n {
+            self.prev[k] = i as u8;
+            self.todo[0] = i as u8;
+            self.ntodo = 1;
+            merges.prefetch(self.syms[i], self.syms[k]);
+        } else {
+            self.rank[i] = NO_MERGE;
+        }
+        if self.prev[i] != NIL {
+            let p = self.prev[i];
+            self.todo[self.ntodo] = p;
+            self.ntodo += 1;
+            merges.prefetch(self.syms[p as usize], self.syms[i]);
+        }
+        false
+    }
+
+    /// The tokens the piece merged into, in order.
+    #[inline(always)]
+    fn finish(&self, out: &mut [u32; MANY_MAX + 1]) -> u8 {
+        let (mut w, mut i) = (0, 0);
+        while i < self.n {
+            out[w] = self.syms[i];
+            w += 1;
+            i = self.next[i] as usize;
+        }
+        w as u8
+    }
+}
+
+/// `merge_bytes` of several pieces (each of 1 to `MANY_MAX` bytes, every
+/// byte a token), several at a time: a merge step of one piece, then of the
+/// next, each step starting the loads of the pairs its merge makes and
+/// reading them one round later. A piece merged pair by pair waits for each
+/// lookup in turn (the pair table does not stay in the caches); here up to
+/// `LANES` of those waits overlap. The tokens of `pieces[k]` go to
+/// `ids[k][..counts[k]]`; the results are `merge_bytes`'s exactly.
+pub fn merge_bytes_many(
+    pieces: &[&[u8]],
+    byte_ids: &[u32; 256],
+    table: &[(i32, u32)],
+    merges: &impl PairLookup,
+    ids: &mut [[u32; MANY_MAX + 1]],
+    counts: &mut [u8],
+) {
+    debug_assert!(ids.len() >= pieces.len() && counts.len() >= pieces.len());
+    // (a single byte is its token)
+    for (k, piece) in pieces.iter().enumerate() {
+        debug_assert!((1..=MANY_MAX).contains(&piece.len()));
+        if piece.len() < 2 {
+            ids[k][0] = byte_ids[piece[0] as usize];
+            counts[k] = 1;
+        }
+    }
+    let mut lanes = [Lane::FREE; LANES];
+    let mut taken = 0;
+    // start a lane on the next piece that needs merging
+    let mut take = |lane: &mut Lane| {
+        while taken < pieces.len() {
+            let (k, piece) = (taken, pieces[taken]);
+            taken += 1;
+            if piece.len() >= 2 {
+                lane.start(k, piece, byte_ids, table);
+                return true;
+            }
+        }
+        lane.piece = usize::MAX;
+        false
+    };
+    let mut busy = 0;
+    for lane in lanes.iter_mut() {
+        busy += take(lane) as usize;
+    }
+    while busy > 0 {
+        for lane in lanes.iter_mut() {
+            if lane.piece == usize::MAX || !lane.step(merges) {
+                continue;
+            }
+            let k = lane.piece;
+            let mut done = [0u32; MANY_MAX + 1];
+            let c = lane.finish(&mut done);
+            if !take(lane) {
+                busy -= 1;
+            }
+            ids[k] = done;
+            counts[k] = c;
+        }
+    }
+}
+
 struct XorShift(u64);
 
 impl XorShift {
@@ -421,6 +604,78 @@ mod tests {
             let mut b: Vec<(u32, u32)> = piece.iter().map(|&c| (byte_ids[c as usize], 1)).collect();
             merge_symbols(&mut b, &merges, None);
             assert_eq!(a, b, "{piece:?}");
+        }
+    }
+
+    #[test]
+    fn many_at_once_merge_like_one_at_a_time() {
+        // bytes 0..4 are tokens 10..14; merges that overlap and chain
+        let mut byte_ids = [u32::MAX; 256];
+        for b in 0..4u32 {
+            byte_ids[b as usize] = 10 + b;
+        }
+        let mut merges = Merges::default();
+        for (k, &(a, b)) in [
+            (10, 11),
+            (11, 12),
+            (20, 12),
+            (21, 21),
+            (13, 13),
+            (22, 10),
+            (24, 24),
+            (12, 10),
+            (25, 23),
+        ]
+        .iter()
+        .enumerate()
+        {
+            merges.insert((a, b), (20 + k as u32, 20 + k as u32));
+        }
+        let table = PairTable::new(&merges);
+        let bytes = byte_pair_table(&table, &byte_ids);
+        let mut x = 5u64;
+        let pieces: Vec<Vec<u8>> = (0..400)
+            .map(|_| {
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                let len = 1 + (x >> 33) as usize % MANY_MAX;
+                (0..len)
+                    .map(|_| {
+                        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                        ((x >> 33) % 4) as u8
+                    })
+                    .collect()
+            })
+            .collect();
+        let want: Vec<Vec<u32>> = pieces
+            .iter()
+            .map(|p| {
+                let mut syms = Vec::new();
+                assert!(merge_bytes(p, &byte_ids, &bytes, &merges, &mut syms));
+                syms.iter().map(|s| s.0).collect()
+            })
+            .collect();
+        assert!(want.iter().any(|w| w.len() == 1) && want.iter().any(|w| w.len() > 3));
+        // batches of every size around the lane count, through both lookups
+        let mut start = 0;
+        for size in [1, 2, LANES - 1, LANES, LANES + 1, 2 * LANES + 3, 40, 300]
+            .into_iter()
+            .cycle()
+        {
+            if start >= pieces.len() {
+                break;
+            }
+            let end = (start + size).min(pieces.len());
+            let batch: Vec<&[u8]> = pieces[start..end].iter().map(Vec::as_slice).collect();
+            let mut ids = vec![[0u32; MANY_MAX + 1]; batch.len()];
+            let mut counts = vec![0u8; batch.len()];
+            merge_bytes_many(&batch, &byte_ids, &bytes, &table, &mut ids, &mut counts);
+            for (k, w) in want[start..end].iter().enumerate() {
+                assert_eq!(&ids[k][..counts[k] as usize], &w[..], "{:?}", batch[k]);
+            }
+            let mut counts2 = vec![0u8; batch.len()];
+            merge_bytes_many(&batch, &byte_ids, &bytes, &merges, &mut ids, &mut counts2);
+            assert_eq!(counts, counts2);
+            start = end;
         }
     }
 

@@ -536,7 +536,12 @@ impl Bpe {
         let bytes = text.as_bytes();
         // (allocated on first use: a short text of known pieces needs neither)
         let mut buf: Vec<(u32, u32)> = Vec::new();
-        let mut syms: Vec<(u32, u32)> = Vec::new();
+        let mut work = Work {
+            syms: Vec::new(),
+            defer: self.merges_from_bytes() && self.dropout.is_none_or(|d| d <= 0.0),
+            waiting: Vec::new(),
+            tail: Vec::new(),
+        };
         // Short pieces go through in chunks: the first pass starts loading
         // the table slots of the pieces the hot cache does not hold, the
         // second looks them up in order, when those loads have had the time
@@ -551,9 +556,9 @@ impl Bpe {
             |s, e| {
                 let piece = &bytes[s..e];
                 if piece.len() > SHORT_MAX {
-                    self.short_pieces(bytes, &chunk[..n], local, &mut syms, out);
+                    self.short_pieces(bytes, &chunk[..n], local, &mut work, out);
                     n = 0;
-                    self.long_piece(piece, &mut buf, &mut syms, out);
+                    self.long_piece(piece, &mut buf, &mut work.syms, out);
                     return;
                 }
                 let key = short_key_at(bytes, s, piece.len());
@@ -583,12 +588,13 @@ impl Bpe {
                 };
                 n += 1;
                 if n == CHUNK {
-                    self.short_pieces(bytes, &chunk, local, &mut syms, out);
+                    self.short_pieces(bytes, &chunk, local, &mut work, out);
                     n = 0;
                 }
             },
         );
-        self.short_pieces(bytes, &chunk[..n], local, &mut syms, out);
+        self.short_pieces(bytes, &chunk[..n], local, &mut work, out);
+        self.resolve(bytes, local, &mut work, out);
     }
 
     /// The ids of a piece longer than `SHORT_MAX` bytes, not cached. (Not
@@ -633,25 +639,18 @@ impl Bpe {
         bytes: &[u8],
         chunk: &[Pending],
         local: &mut LocalCache,
-        syms: &mut Vec<(u32, u32)>,
+        work: &mut Work,
         out: &mut Vec<u32>,
     ) {
         for p in chunk {
-            self.short_piece(bytes, p, local, syms, out);
+            self.short_piece(bytes, p, local, work, out);
         }
     }
 
     /// The ids of a piece of at most `SHORT_MAX` bytes, from the caches or
     /// merged (and then cached).
     #[inline(always)]
-    fn short_piece(
-        &self,
-        bytes: &[u8],
-        p: &Pending,
-        local: &mut LocalCache,
-        syms: &mut Vec<(u32, u32)>,
-        out: &mut Vec<u32>,
-    ) {
+    fn short_piece(&self, bytes: &[u8], p: &Pending, local: &mut LocalCache, work: &mut Work, out: &mut Vec<u32>) {
         let (key, h) = (p.key, p.h);
         let hot = (h >> (64 - HOT_BITS)) as usize;
         let slot = &local.hot[hot];
@@ -671,7 +670,7 @@ impl Bpe {
         if p.len > 6 && (key[0] | (key[1] & !(0xFF << 56))) & HIGH_BITS != 0 {
             let piece = &bytes[p.start..p.start + p.len];
             if self.backtracks(piece) {
-                self.backtracked_piece(piece, syms, out);
+                self.backtracked_piece(piece, &mut work.syms, out);
                 return;
             }
         }
@@ -691,6 +690,16 @@ impl Bpe {
             }
             return;
         }
+        if work.defer {
+            // merged later, with others (see `resolve`): a mark holds its place
+            work.waiting.push((*p, out.len()));
+            out.push(u32::MAX);
+            if work.waiting.len() == DEFER {
+                self.resolve(bytes, local, work, out);
+            }
+            return;
+        }
+        let syms = &mut work.syms;
         syms.clear();
         self.merge_piece(&bytes[p.start..p.start + p.len], syms);
         let start = out.len();
@@ -701,6 +710,63 @@ impl Bpe {
             local.hot[hot] = Slot::new(key, ids);
         }
     }
+}
+
+impl Bpe {
+    /// Merge the pieces `short_piece` left waiting, all together (see
+    /// `merge::merge_bytes_many`: their waits for the pair table overlap),
+    /// cache them, and put their tokens in place of their marks in `out`.
+    #[inline(never)]
+    fn resolve(&self, bytes: &[u8], local: &mut LocalCache, work: &mut Work, out: &mut Vec<u32>) {
+        let k = work.waiting.len();
+        if k == 0 {
+            return;
+        }
+        let mut pieces: [&[u8]; DEFER] = [&[]; DEFER];
+        for (piece, (p, _)) in pieces.iter_mut().zip(&work.waiting) {
+            *piece = &bytes[p.start..p.start + p.len];
+        }
+        let mut ids = [[0u32; merge::MANY_MAX + 1]; DEFER];
+        let mut counts = [0u8; DEFER];
+        let pairs = self.pair_table();
+        let table = self
+            .byte_pairs
+            .get_or_init(|| merge::byte_pair_table(pairs, &self.byte_ids));
+        merge::merge_bytes_many(&pieces[..k], &self.byte_ids, table, pairs, &mut ids, &mut counts);
+        // `out` from the first mark on, with each mark replaced
+        let first = work.waiting[0].1;
+        work.tail.clear();
+        work.tail.extend_from_slice(&out[first..]);
+        out.truncate(first);
+        let mut from = 0;
+        for (i, (p, at)) in work.waiting.iter().enumerate() {
+            let tokens = &ids[i][..counts[i] as usize];
+            out.extend_from_slice(&work.tail[from..at - first]);
+            out.extend_from_slice(tokens);
+            from = at - first + 1;
+            local.insert(p.key, p.h, tokens);
+            if tokens.len() <= SLOT_IDS {
+                local.hot[(p.h >> (64 - HOT_BITS)) as usize] = Slot::new(p.key, tokens);
+            }
+        }
+        out.extend_from_slice(&work.tail[from..]);
+        work.waiting.clear();
+    }
+}
+
+/// Pieces merged together by `resolve`.
+const DEFER: usize = 16;
+
+/// What `encode_scanned_with` lends the per-piece steps.
+struct Work {
+    syms: Vec<(u32, u32)>,
+    /// New short pieces wait for `resolve` (byte-level models whose every
+    /// byte is a token, no dropout)
+    defer: bool,
+    /// pieces waiting to be merged, and where their marks are in `out`
+    waiting: Vec<(Pending, usize)>,
+    /// `out` after the first mark, while `resolve` rewrites it
+    tail: Vec<u32>,
 }
 
 /// Short pieces looked up together (see `encode_scanned_with`).
