@@ -411,20 +411,22 @@ impl Lane {
 /// lookup in turn (the pair table does not stay in the caches); here up to
 /// `LANES` of those waits overlap. The tokens of `pieces[k]` go to
 /// `ids[k][..counts[k]]`; the results are `merge_bytes`'s exactly.
-pub fn merge_bytes_many(
-    pieces: &[&[u8]],
+pub fn merge_bytes_many<'a>(
+    count: usize,
+    piece: impl Fn(usize) -> &'a [u8],
     byte_ids: &[u32; 256],
     table: &[(i32, u32)],
     merges: &impl PairLookup,
     ids: &mut [[u32; MANY_MAX + 1]],
     counts: &mut [u8],
 ) {
-    debug_assert!(ids.len() >= pieces.len() && counts.len() >= pieces.len());
+    debug_assert!(ids.len() >= count && counts.len() >= count);
     // (a single byte is its token)
-    for (k, piece) in pieces.iter().enumerate() {
-        debug_assert!((1..=MANY_MAX).contains(&piece.len()));
-        if piece.len() < 2 {
-            ids[k][0] = byte_ids[piece[0] as usize];
+    for k in 0..count {
+        let p = piece(k);
+        debug_assert!((1..=MANY_MAX).contains(&p.len()));
+        if p.len() < 2 {
+            ids[k][0] = byte_ids[p[0] as usize];
             counts[k] = 1;
         }
     }
@@ -432,11 +434,11 @@ pub fn merge_bytes_many(
     let mut taken = 0;
     // start a lane on the next piece that needs merging
     let mut take = |lane: &mut Lane| {
-        while taken < pieces.len() {
-            let (k, piece) = (taken, pieces[taken]);
+        while taken < count {
+            let (k, p) = (taken, piece(taken));
             taken += 1;
-            if piece.len() >= 2 {
-                lane.start(k, piece, byte_ids, table);
+            if p.len() >= 2 {
+                lane.start(k, p, byte_ids, table);
                 return true;
             }
         }
@@ -668,12 +670,28 @@ mod tests {
             let batch: Vec<&[u8]> = pieces[start..end].iter().map(Vec::as_slice).collect();
             let mut ids = vec![[0u32; MANY_MAX + 1]; batch.len()];
             let mut counts = vec![0u8; batch.len()];
-            merge_bytes_many(&batch, &byte_ids, &bytes, &table, &mut ids, &mut counts);
+            merge_bytes_many(
+                batch.len(),
+                |i| batch[i],
+                &byte_ids,
+                &bytes,
+                &table,
+                &mut ids,
+                &mut counts,
+            );
             for (k, w) in want[start..end].iter().enumerate() {
                 assert_eq!(&ids[k][..counts[k] as usize], &w[..], "{:?}", batch[k]);
             }
             let mut counts2 = vec![0u8; batch.len()];
-            merge_bytes_many(&batch, &byte_ids, &bytes, &merges, &mut ids, &mut counts2);
+            merge_bytes_many(
+                batch.len(),
+                |i| batch[i],
+                &byte_ids,
+                &bytes,
+                &merges,
+                &mut ids,
+                &mut counts2,
+            );
             assert_eq!(counts, counts2);
             start = end;
         }

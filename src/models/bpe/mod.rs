@@ -539,13 +539,19 @@ impl Bpe {
         let mut work = Work {
             syms: Vec::new(),
             defer: self.merges_from_bytes() && self.dropout.is_none_or(|d| d <= 0.0),
-            waiting: Vec::new(),
+            marks: Vec::new(),
+            extra: Vec::new(),
+            merging: Vec::new(),
+            merged: Vec::new(),
+            counts: Vec::new(),
             tail: Vec::new(),
         };
-        // Short pieces go through in chunks: the first pass starts loading
-        // the table slots of the pieces the hot cache does not hold, the
-        // second looks them up in order, when those loads have had the time
-        // of a chunk to arrive (a cold piece is otherwise a wait for memory).
+        // A short piece the hot cache holds goes out at once. Any other
+        // leaves a mark in `out` and waits for `CHUNK` of them: meanwhile
+        // the table slots it needs are loading (a cold piece is otherwise a
+        // wait for memory); then they are looked up in order (`look_up`),
+        // and a mark is overwritten by a single token, or replaced by more
+        // (or by the tokens of a merge) in one pass over `out` (`flush`).
         let mut chunk = [Pending::default(); CHUNK];
         let mut n = 0;
         // (inlined into the scanner's loop: a call per piece costs more
@@ -556,8 +562,7 @@ impl Bpe {
             |s, e| {
                 let piece = &bytes[s..e];
                 if piece.len() > SHORT_MAX {
-                    self.short_pieces(bytes, &chunk[..n], local, &mut work, out);
-                    n = 0;
+                    // (only appends to `out`: the marks stay where they are)
                     self.long_piece(piece, &mut buf, &mut work.syms, out);
                     return;
                 }
@@ -565,36 +570,35 @@ impl Bpe {
                 let h = PieceTable::hash(&key);
                 let slot = &local.hot[(h >> (64 - HOT_BITS)) as usize];
                 if slot.key == key {
-                    if n == 0 {
-                        // nothing waits before it: out now
-                        if slot.n == 1 {
-                            out.push(slot.ids[0]);
-                        } else {
-                            out.extend_from_slice(&slot.ids[..slot.n as usize]);
-                        }
-                        return;
+                    // (one id mostly: no call to copy a slice)
+                    if slot.n == 1 {
+                        out.push(slot.ids[0]);
+                    } else {
+                        out.extend_from_slice(&slot.ids[..slot.n as usize]);
                     }
-                } else {
-                    if self.ignore_merges {
-                        self.short.prefetch(h);
-                    }
-                    local.table.prefetch(h);
+                    return;
                 }
+                if self.ignore_merges {
+                    self.short.prefetch(h);
+                }
+                local.table.prefetch(h);
                 chunk[n] = Pending {
                     start: s,
                     len: piece.len(),
                     key,
                     h,
+                    at: out.len(),
                 };
+                out.push(MARK);
                 n += 1;
                 if n == CHUNK {
-                    self.short_pieces(bytes, &chunk, local, &mut work, out);
+                    self.look_up(bytes, &chunk, local, &mut work, out);
                     n = 0;
                 }
             },
         );
-        self.short_pieces(bytes, &chunk[..n], local, &mut work, out);
-        self.resolve(bytes, local, &mut work, out);
+        self.look_up(bytes, &chunk[..n], local, &mut work, out);
+        self.flush(bytes, local, &mut work, out);
     }
 
     /// The ids of a piece longer than `SHORT_MAX` bytes, not cached. (Not
@@ -632,153 +636,205 @@ impl Bpe {
         out.extend(syms.iter().map(|&(id, _)| id));
     }
 
-    /// `short_piece` of each piece of a chunk, in order.
-    #[inline(always)]
-    fn short_pieces(
-        &self,
-        bytes: &[u8],
-        chunk: &[Pending],
-        local: &mut LocalCache,
-        work: &mut Work,
-        out: &mut Vec<u32>,
-    ) {
-        for p in chunk {
-            self.short_piece(bytes, p, local, work, out);
-        }
-    }
-
-    /// The ids of a piece of at most `SHORT_MAX` bytes, from the caches or
-    /// merged (and then cached).
-    #[inline(always)]
-    fn short_piece(&self, bytes: &[u8], p: &Pending, local: &mut LocalCache, work: &mut Work, out: &mut Vec<u32>) {
-        let (key, h) = (p.key, p.h);
-        let hot = (h >> (64 - HOT_BITS)) as usize;
-        let slot = &local.hot[hot];
-        if slot.key == key {
-            // (one id mostly: no call to copy a slice)
-            if slot.n == 1 {
-                out.push(slot.ids[0]);
-            } else {
-                out.extend_from_slice(&slot.ids[..slot.n as usize]);
-            }
-            return;
-        }
-        // Short pieces for the backtracking encoder are not cached: in
-        // Chinese or Japanese most are phrases that do not come back, and
-        // caching them costs more than it saves.
-        const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
-        if p.len > 6 && (key[0] | (key[1] & !(0xFF << 56))) & HIGH_BITS != 0 {
-            let piece = &bytes[p.start..p.start + p.len];
-            if self.backtracks(piece) {
-                self.backtracked_piece(piece, &mut work.syms, out);
-                return;
-            }
-        }
-        if self.ignore_merges {
-            if let Some(whole) = self.short.get(&key, h) {
-                let id = whole.ids[0];
-                local.hot[hot] = Slot::new(key, &[id]);
-                out.push(id);
-                return;
-            }
-        }
-        if let Some(slot) = local.table.get(&key, h) {
-            let slot = *slot;
-            out.extend_from_slice(local.tokens(&slot));
-            if slot.ids[2] != SPILLED {
-                local.hot[hot] = slot;
-            }
-            return;
-        }
-        if work.defer {
-            // merged later, with others (see `resolve`): a mark holds its place
-            work.waiting.push((*p, out.len()));
-            out.push(u32::MAX);
-            if work.waiting.len() == DEFER {
-                self.resolve(bytes, local, work, out);
-            }
-            return;
-        }
-        let syms = &mut work.syms;
-        syms.clear();
-        self.merge_piece(&bytes[p.start..p.start + p.len], syms);
-        let start = out.len();
-        out.extend(syms.iter().map(|&(id, _)| id));
-        let ids = &out[start..];
-        local.insert(key, h, ids);
-        if ids.len() <= SLOT_IDS {
-            local.hot[hot] = Slot::new(key, ids);
-        }
-    }
-}
-
-impl Bpe {
-    /// Merge the pieces `short_piece` left waiting, all together (see
-    /// `merge::merge_bytes_many`: their waits for the pair table overlap),
-    /// cache them, and put their tokens in place of their marks in `out`.
+    /// The tokens of the pieces of a chunk, each in place of its mark in
+    /// `out`: from the caches, or merged (and then cached). A single token
+    /// overwrites its mark; more tokens, and the pieces to merge, wait for
+    /// `flush`.
     #[inline(never)]
-    fn resolve(&self, bytes: &[u8], local: &mut LocalCache, work: &mut Work, out: &mut Vec<u32>) {
-        let k = work.waiting.len();
-        if k == 0 {
+    fn look_up(&self, bytes: &[u8], chunk: &[Pending], local: &mut LocalCache, work: &mut Work, out: &mut Vec<u32>) {
+        for p in chunk {
+            let (key, h) = (p.key, p.h);
+            let hot = (h >> (64 - HOT_BITS)) as usize;
+            // (the same piece earlier in the chunk may have filled it)
+            let slot = local.hot[hot];
+            if slot.key == key {
+                work.place(out, p.at, &slot.ids[..slot.n as usize]);
+                continue;
+            }
+            // Short pieces for the backtracking encoder are not cached: in
+            // Chinese or Japanese most are phrases that do not come back, and
+            // caching them costs more than it saves.
+            const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
+            if p.len > 6 && (key[0] | (key[1] & !(0xFF << 56))) & HIGH_BITS != 0 {
+                let piece = &bytes[p.start..p.start + p.len];
+                if self.backtracks(piece) {
+                    let mut tokens = std::mem::take(&mut work.tail);
+                    tokens.clear();
+                    self.backtracked_piece(piece, &mut work.syms, &mut tokens);
+                    work.place(out, p.at, &tokens);
+                    work.tail = tokens;
+                    continue;
+                }
+            }
+            if self.ignore_merges {
+                if let Some(whole) = self.short.get(&key, h) {
+                    let id = whole.ids[0];
+                    local.hot[hot] = Slot::new(key, &[id]);
+                    out[p.at] = id;
+                    continue;
+                }
+            }
+            if let Some(slot) = local.table.get(&key, h) {
+                let slot = *slot;
+                work.place(out, p.at, local.tokens(&slot));
+                if slot.ids[2] != SPILLED {
+                    local.hot[hot] = slot;
+                }
+                continue;
+            }
+            if work.defer {
+                // merged in `flush`, with the others
+                work.marks.push(Mark {
+                    at: p.at,
+                    start: work.merging.len() as u32,
+                    len: MERGE,
+                });
+                work.merging.push(*p);
+                continue;
+            }
+            let syms = &mut work.syms;
+            syms.clear();
+            self.merge_piece(&bytes[p.start..p.start + p.len], syms);
+            let mut tokens = std::mem::take(&mut work.tail);
+            tokens.clear();
+            tokens.extend(syms.iter().map(|&(id, _)| id));
+            local.insert(key, h, &tokens);
+            if tokens.len() <= SLOT_IDS {
+                local.hot[hot] = Slot::new(key, &tokens);
+            }
+            work.place(out, p.at, &tokens);
+            work.tail = tokens;
+        }
+        if work.merging.len() >= DEFER || work.marks.len() >= MARKS_MAX {
+            self.flush(bytes, local, work, out);
+        }
+    }
+
+    /// Merge the pieces `look_up` left waiting, all together (see
+    /// `merge::merge_bytes_many`: their waits for the pair table overlap),
+    /// cache them, and replace every mark left in `out` by its tokens.
+    #[inline(never)]
+    fn flush(&self, bytes: &[u8], local: &mut LocalCache, work: &mut Work, out: &mut Vec<u32>) {
+        if work.marks.is_empty() {
             return;
         }
-        let mut pieces: [&[u8]; DEFER] = [&[]; DEFER];
-        for (piece, (p, _)) in pieces.iter_mut().zip(&work.waiting) {
-            *piece = &bytes[p.start..p.start + p.len];
+        let k = work.merging.len();
+        if k > 0 {
+            work.merged.resize(k, [0; merge::MANY_MAX + 1]);
+            work.counts.resize(k, 0);
+            let pairs = self.pair_table();
+            let table = self
+                .byte_pairs
+                .get_or_init(|| merge::byte_pair_table(pairs, &self.byte_ids));
+            let merging = &work.merging;
+            merge::merge_bytes_many(
+                k,
+                |i| &bytes[merging[i].start..merging[i].start + merging[i].len],
+                &self.byte_ids,
+                table,
+                pairs,
+                &mut work.merged,
+                &mut work.counts,
+            );
+            for (i, p) in work.merging.iter().enumerate() {
+                let tokens = &work.merged[i][..work.counts[i] as usize];
+                local.insert(p.key, p.h, tokens);
+                if tokens.len() <= SLOT_IDS {
+                    local.hot[(p.h >> (64 - HOT_BITS)) as usize] = Slot::new(p.key, tokens);
+                }
+            }
         }
-        let mut ids = [[0u32; merge::MANY_MAX + 1]; DEFER];
-        let mut counts = [0u8; DEFER];
-        let pairs = self.pair_table();
-        let table = self
-            .byte_pairs
-            .get_or_init(|| merge::byte_pair_table(pairs, &self.byte_ids));
-        merge::merge_bytes_many(&pieces[..k], &self.byte_ids, table, pairs, &mut ids, &mut counts);
-        // `out` from the first mark on, with each mark replaced
-        let first = work.waiting[0].1;
+        // `out` from the first mark on, each mark replaced
+        let first = work.marks[0].at;
         work.tail.clear();
         work.tail.extend_from_slice(&out[first..]);
         out.truncate(first);
         let mut from = 0;
-        for (i, (p, at)) in work.waiting.iter().enumerate() {
-            let tokens = &ids[i][..counts[i] as usize];
-            out.extend_from_slice(&work.tail[from..at - first]);
-            out.extend_from_slice(tokens);
-            from = at - first + 1;
-            local.insert(p.key, p.h, tokens);
-            if tokens.len() <= SLOT_IDS {
-                local.hot[(p.h >> (64 - HOT_BITS)) as usize] = Slot::new(p.key, tokens);
+        for m in &work.marks {
+            out.extend_from_slice(&work.tail[from..m.at - first]);
+            let (start, len) = (m.start as usize, m.len as usize);
+            if m.len == MERGE {
+                out.extend_from_slice(&work.merged[start][..work.counts[start] as usize]);
+            } else {
+                out.extend_from_slice(&work.extra[start..start + len]);
             }
+            from = m.at - first + 1;
         }
         out.extend_from_slice(&work.tail[from..]);
-        work.waiting.clear();
+        work.marks.clear();
+        work.extra.clear();
+        work.merging.clear();
     }
 }
 
-/// Pieces merged together by `resolve`.
+/// What `look_up` puts in `out` until its piece's tokens are known (any
+/// value: marks are found by position, never by value).
+const MARK: u32 = u32::MAX;
+
+/// Pieces merged together (at least) in a `flush`.
 const DEFER: usize = 16;
 
-/// What `encode_scanned_with` lends the per-piece steps.
+/// Marks that make `look_up` flush (a bound on `flush`'s pass over `out`).
+const MARKS_MAX: usize = 64;
+
+/// `Mark::len` of a piece to merge.
+const MERGE: u32 = u32::MAX;
+
+/// A mark in `out` that more than one token will replace: `extra[start..][..len]`,
+/// or the tokens of `merging[start]` when `len` is `MERGE`.
+struct Mark {
+    at: usize,
+    start: u32,
+    len: u32,
+}
+
+/// What `encode_scanned_with` lends `look_up` and `flush`.
 struct Work {
     syms: Vec<(u32, u32)>,
-    /// New short pieces wait for `resolve` (byte-level models whose every
-    /// byte is a token, no dropout)
+    /// New short pieces wait to be merged together (byte-level models
+    /// whose every byte is a token, no dropout).
     defer: bool,
-    /// pieces waiting to be merged, and where their marks are in `out`
-    waiting: Vec<(Pending, usize)>,
-    /// `out` after the first mark, while `resolve` rewrites it
+    /// marks still in `out`, in order
+    marks: Vec<Mark>,
+    extra: Vec<u32>,
+    /// pieces to merge, and their tokens once merged
+    merging: Vec<Pending>,
+    merged: Vec<[u32; merge::MANY_MAX + 1]>,
+    counts: Vec<u8>,
+    /// `out` after the first mark while `flush` rewrites it (and a scratch
+    /// list of tokens in `look_up`)
     tail: Vec<u32>,
+}
+
+impl Work {
+    /// Put `tokens` in place of the mark at `at`.
+    #[inline(always)]
+    fn place(&mut self, out: &mut [u32], at: usize, tokens: &[u32]) {
+        if let [id] = tokens {
+            out[at] = *id;
+        } else {
+            self.marks.push(Mark {
+                at,
+                start: self.extra.len() as u32,
+                len: tokens.len() as u32,
+            });
+            self.extra.extend_from_slice(tokens);
+        }
+    }
 }
 
 /// Short pieces looked up together (see `encode_scanned_with`).
 const CHUNK: usize = 32;
 
-/// A short piece waiting for its lookup: where it is, its key and hash.
+/// A short piece waiting for its lookup: where it is, its key and hash,
+/// and where its mark is in `out`.
 #[derive(Clone, Copy, Default)]
 struct Pending {
     start: usize,
     len: usize,
     key: [u64; 2],
     h: u64,
+    at: usize,
 }
 
 impl Bpe {
