@@ -87,6 +87,7 @@ struct LocalCache {
     hot: Box<[Slot]>,
     table: PieceTable,
     spill: Vec<u32>,
+    work: Work,
 }
 
 /// Bits of the hot cache index: 8192 slots of 32 bytes.
@@ -102,6 +103,7 @@ impl LocalCache {
             hot: vec![Slot::default(); 1 << HOT_BITS].into_boxed_slice(),
             table: PieceTable::with_capacity(4096),
             spill: Vec::new(),
+            work: Work::default(),
         }
     }
 
@@ -536,16 +538,10 @@ impl Bpe {
         let bytes = text.as_bytes();
         // (allocated on first use: a short text of known pieces needs neither)
         let mut buf: Vec<(u32, u32)> = Vec::new();
-        let mut work = Work {
-            syms: Vec::new(),
-            defer: self.merges_from_bytes() && self.dropout.is_none_or(|d| d <= 0.0),
-            marks: Vec::new(),
-            extra: Vec::new(),
-            merging: Vec::new(),
-            merged: Vec::new(),
-            counts: Vec::new(),
-            tail: Vec::new(),
-        };
+        // (the thread's buffers, kept from call to call: a batch of small
+        // documents would otherwise allocate them for each)
+        let mut work = std::mem::take(&mut local.work);
+        work.defer = self.merges_from_bytes() && self.dropout.is_none_or(|d| d <= 0.0);
         // A short piece the hot cache holds goes out at once. Any other
         // leaves a mark in `out` and waits for `CHUNK` of them: meanwhile
         // the table slots it needs are loading (a cold piece is otherwise a
@@ -599,6 +595,7 @@ impl Bpe {
         );
         self.look_up(bytes, &chunk[..n], local, &mut work, out);
         self.flush(bytes, local, &mut work, out);
+        local.work = work;
     }
 
     /// The ids of a piece longer than `SHORT_MAX` bytes, not cached. (Not
@@ -788,7 +785,9 @@ struct Mark {
     len: u32,
 }
 
-/// What `encode_scanned_with` lends `look_up` and `flush`.
+/// What `encode_scanned_with` lends `look_up` and `flush` (empty between
+/// calls; each thread keeps its own in its `LocalCache`).
+#[derive(Default)]
 struct Work {
     syms: Vec<(u32, u32)>,
     /// New short pieces wait to be merged together (byte-level models
