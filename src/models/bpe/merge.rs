@@ -350,6 +350,8 @@ impl Lane {
         for (i, w) in piece.windows(2).enumerate() {
             (self.rank[i], self.id[i]) = table[((w[0] as usize) << 8) | w[1] as usize];
         }
+        // (past the last pair: never the lowest, so `step` scans all 16)
+        self.rank[n - 1..].fill(NO_MERGE);
     }
 
     /// Read the ranks still to be read, then merge the lowest pair (leftmost
@@ -363,12 +365,18 @@ impl Lane {
             (self.rank[i], self.id[i]) = lookup(merges, self.syms[i], self.syms[k]);
         }
         self.ntodo = 0;
-        let ranks = &self.rank[..self.n - 1];
-        let best = ranks.iter().copied().min().unwrap_or(NO_MERGE);
+        // (all 16 ranks, whatever the piece's length: a fixed-length
+        // minimum and a mask for the leftmost, no branch on the length)
+        let best = self.rank.iter().copied().fold(NO_MERGE, i32::min);
         if best == NO_MERGE {
             return true;
         }
-        let i = ranks.iter().position(|&r| r == best).unwrap_or(0);
+        let hits = self
+            .rank
+            .iter()
+            .enumerate()
+            .fold(0u32, |m, (k, &r)| m | (((r == best) as u32) << k));
+        let i = hits.trailing_zeros() as usize;
         let j = self.next[i] as usize;
         self.syms[i] = self.id[i];
         self.rank[j] = NO_MERGE;
