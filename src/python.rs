@@ -197,8 +197,22 @@ impl Tokenizer {
                 return Err(PyErr::fetch(py));
             }
             let list = Bound::from_owned_ptr(py, list);
+            let ptrs = &table.ptrs;
             for (i, &id) in ids.iter().enumerate() {
-                let obj = match table.ptrs.get(id as usize) {
+                // The int objects of a vocabulary take megabytes, and each
+                // id's is touched (its reference count): start loading the
+                // table's entry 32 ids ahead and that object 16 ahead.
+                if let Some(&ahead) = ids.get(i + 32) {
+                    if let Some(slot) = ptrs.get(ahead as usize) {
+                        crate::models::bpe::prefetch(slot);
+                    }
+                }
+                if let Some(&ahead) = ids.get(i + 16) {
+                    if let Some(&p) = ptrs.get(ahead as usize) {
+                        crate::models::bpe::prefetch(&*(p as *const ffi::PyObject));
+                    }
+                }
+                let obj = match ptrs.get(id as usize) {
                     Some(&p) => {
                         let p = p as *mut ffi::PyObject;
                         ffi::Py_INCREF(p);
@@ -212,6 +226,10 @@ impl Tokenizer {
                         p
                     }
                 };
+                // (the list is new and its slots empty: set, not replaced)
+                #[cfg(not(Py_LIMITED_API))]
+                ffi::PyList_SET_ITEM(list.as_ptr(), i as ffi::Py_ssize_t, obj);
+                #[cfg(Py_LIMITED_API)]
                 ffi::PyList_SetItem(list.as_ptr(), i as ffi::Py_ssize_t, obj);
             }
             Ok(list.cast_into_unchecked())
