@@ -8,6 +8,7 @@ mod backtrack;
 mod merge;
 mod serde_impl;
 mod table;
+#[cfg(feature = "python")]
 pub(crate) use table::prefetch;
 pub mod tiktoken;
 
