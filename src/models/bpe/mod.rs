@@ -657,11 +657,9 @@ impl Bpe {
             if p.len > 6 && (key[0] | (key[1] & !(0xFF << 56))) & HIGH_BITS != 0 {
                 let piece = &bytes[p.start..p.start + p.len];
                 if self.backtracks(piece) {
-                    let mut tokens = std::mem::take(&mut work.tail);
-                    tokens.clear();
-                    self.backtracked_piece(piece, &mut work.syms, &mut tokens);
-                    work.place(out, p.at, &tokens);
-                    work.tail = tokens;
+                    let start = work.extra.len();
+                    self.backtracked_piece(piece, &mut work.syms, &mut work.extra);
+                    work.placed(out, p.at, start);
                     continue;
                 }
             }
@@ -691,18 +689,16 @@ impl Bpe {
                 work.merging.push(*p);
                 continue;
             }
-            let syms = &mut work.syms;
-            syms.clear();
-            self.merge_piece(&bytes[p.start..p.start + p.len], syms);
-            let mut tokens = std::mem::take(&mut work.tail);
-            tokens.clear();
-            tokens.extend(syms.iter().map(|&(id, _)| id));
-            local.insert(key, h, &tokens);
+            work.syms.clear();
+            self.merge_piece(&bytes[p.start..p.start + p.len], &mut work.syms);
+            let start = work.extra.len();
+            work.extra.extend(work.syms.iter().map(|&(id, _)| id));
+            let tokens = &work.extra[start..];
+            local.insert(key, h, tokens);
             if tokens.len() <= SLOT_IDS {
-                local.hot[hot] = Slot::new(key, &tokens);
+                local.hot[hot] = Slot::new(key, tokens);
             }
-            work.place(out, p.at, &tokens);
-            work.tail = tokens;
+            work.placed(out, p.at, start);
         }
         if work.merging.len() >= DEFER || work.marks.len() >= MARKS_MAX {
             self.flush(bytes, local, work, out);
@@ -802,8 +798,7 @@ struct Work {
     merging: Vec<Pending>,
     merged: Vec<[u32; merge::MANY_MAX + 1]>,
     counts: Vec<u8>,
-    /// `out` after the first mark while `flush` rewrites it (and a scratch
-    /// list of tokens in `look_up`)
+    /// `out` after the first mark while `flush` rewrites it
     tail: Vec<u32>,
 }
 
@@ -820,6 +815,22 @@ impl Work {
                 len: tokens.len() as u32,
             });
             self.extra.extend_from_slice(tokens);
+        }
+    }
+
+    /// Put the tokens just appended to `extra` (from `start` on) in place
+    /// of the mark at `at`.
+    #[inline(always)]
+    fn placed(&mut self, out: &mut [u32], at: usize, start: usize) {
+        if self.extra.len() == start + 1 {
+            out[at] = self.extra[start];
+            self.extra.truncate(start);
+        } else {
+            self.marks.push(Mark {
+                at,
+                start: start as u32,
+                len: (self.extra.len() - start) as u32,
+            });
         }
     }
 }
@@ -1106,6 +1117,37 @@ mod tests {
         let mut out = vec![];
         m.encode_piece(s.as_bytes(), &mut out);
         out.into_iter().map(|(i, _)| i).collect()
+    }
+
+    #[test]
+    fn scanned_text_encodes_like_its_pieces_one_by_one() {
+        // a byte-level model without a token for every byte: new pieces are
+        // merged where they are looked up, not deferred; and one with every
+        // byte (from ranks): deferred and merged together
+        let scanner = crate::scanner::Scanner::for_pattern(crate::pre_tokenizers::GPT2_PATTERN).unwrap();
+        let mut ranks: Vec<(Vec<u8>, u32)> = (0..=255u8).map(|b| (vec![b], b as u32)).collect();
+        for t in ["ab", "bc", "abc", " a", " ab", " abc", "ca", "cab", "bcab"] {
+            let id = ranks.len() as u32;
+            ranks.push((t.as_bytes().to_vec(), id));
+        }
+        let full = Bpe::from_ranks(ranks).unwrap();
+        let mut x = 17u64;
+        let mut text = String::new();
+        for _ in 0..3000 {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            text.push(['a', 'b', 'c', ' ', 'a', 'b'][(x >> 33) as usize % 6]);
+        }
+        for m in [toy(), full] {
+            let mut want = vec![];
+            scanner.for_each(&text, |s, e| want.extend(ids(&m, &text[s..e])));
+            let mut got = vec![];
+            m.encode_scanned(&scanner, &text, &mut got);
+            assert_eq!(got, want);
+            // again, with the thread's caches full of these pieces
+            got.clear();
+            m.encode_scanned(&scanner, &text, &mut got);
+            assert_eq!(got, want);
+        }
     }
 
     #[test]
