@@ -16,9 +16,27 @@ pub trait PairLookup {
     /// The merge of `a` followed by `b`: (rank, merged id).
     fn pair(&self, a: u32, b: u32) -> Option<(u32, u32)>;
 
-    /// Start loading what `pair(a, b)` will read (a hint; by default nothing).
+    /// Where `pair(a, b)` looks (for `prefetch_at` and `rank_at`: the
+    /// hash is computed once).
     #[inline(always)]
-    fn prefetch(&self, _a: u32, _b: u32) {}
+    fn locate(&self, _a: u32, _b: u32) -> usize {
+        0
+    }
+
+    /// Start loading what `rank_at` will read at `at` (a hint; by default
+    /// nothing).
+    #[inline(always)]
+    fn prefetch_at(&self, _at: usize) {}
+
+    /// `pair(a, b)` as (rank, merged id), `NO_MERGE` for none; `at` is
+    /// `locate(a, b)`.
+    #[inline(always)]
+    fn rank_at(&self, a: u32, b: u32, _at: usize) -> (i32, u32)
+    where
+        Self: Sized,
+    {
+        lookup(self, a, b)
+    }
 }
 
 impl PairLookup for Merges {
@@ -56,6 +74,11 @@ struct PairSlot {
 
 /// No pair has this key: `u32::MAX` is no token id.
 const EMPTY: u64 = u64::MAX;
+
+/// Set in the rank of a slot when some pair whose home it is lies two or
+/// more slots further (ranks are below 2^31): `rank_at` reads two slots
+/// and looks further only then.
+const FAR: u32 = 1 << 31;
 
 impl PairTable {
     pub fn new(merges: &Merges) -> Self {
@@ -95,7 +118,18 @@ impl PairTable {
                 i = (i + 1) & t.mask;
             }
             let rank = if by_id { id } else { rank };
+            assert!(rank < FAR, "merge rank {rank} too large");
             t.slots[i] = PairSlot { key, rank, id };
+        }
+        // (after all insertions: a key's place depends on the keys before it)
+        for i in 0..cap {
+            let key = t.slots[i].key;
+            if key != EMPTY {
+                let home = t.home(key);
+                if (i.wrapping_sub(home) & t.mask) >= 2 {
+                    t.slots[home].rank |= FAR;
+                }
+            }
         }
         t
     }
@@ -117,17 +151,6 @@ impl PairTable {
 }
 
 impl PairLookup for PairTable {
-    /// The filter's word and the first slot, both at once (whether the slot
-    /// is read depends on the filter, but waiting for one and then the
-    /// other is what this is for avoiding).
-    #[inline(always)]
-    fn prefetch(&self, a: u32, b: u32) {
-        let key = Self::key(a, b);
-        let f = self.filter_bit(key);
-        super::table::prefetch(&self.filter[f >> 6]);
-        super::table::prefetch(&self.slots[self.home(key)]);
-    }
-
     #[inline(always)]
     fn pair(&self, a: u32, b: u32) -> Option<(u32, u32)> {
         let key = Self::key(a, b);
@@ -139,13 +162,43 @@ impl PairLookup for PairTable {
         loop {
             let s = &self.slots[i];
             if s.key == key {
-                return Some((s.rank, s.id));
+                return Some((s.rank & !FAR, s.id));
             }
             if s.key == EMPTY {
                 return None;
             }
             i = (i + 1) & self.mask;
         }
+    }
+
+    #[inline(always)]
+    fn locate(&self, a: u32, b: u32) -> usize {
+        self.home(Self::key(a, b))
+    }
+
+    #[inline(always)]
+    fn prefetch_at(&self, at: usize) {
+        super::table::prefetch(&self.slots[at]);
+    }
+
+    /// The home slot and the next, without a branch on what they hold
+    /// (whether a pair merges is a coin toss to the branch predictor);
+    /// further only when the home is marked `FAR`. Only the home is
+    /// prefetched: the next slot is on its cache line three times in four.
+    #[inline(always)]
+    fn rank_at(&self, a: u32, b: u32, at: usize) -> (i32, u32) {
+        let key = Self::key(a, b);
+        let s0 = self.slots[at & self.mask];
+        let s1 = self.slots[(at + 1) & self.mask];
+        use std::hint::select_unpredictable as select;
+        let found = select(s1.key == key, ((s1.rank & !FAR) as i32, s1.id), (NO_MERGE, 0));
+        let found = select(s0.key == key, ((s0.rank & !FAR) as i32, s0.id), found);
+        // (an empty slot is never marked; `&`, not `&&`: one branch, taken
+        // only for the few far pairs)
+        if (found.0 == NO_MERGE) & (s0.rank & FAR != 0) {
+            return lookup(self, a, b);
+        }
+        found
     }
 }
 
@@ -303,112 +356,223 @@ const LANES: usize = 8;
 pub const MANY_MAX: usize = 15;
 
 /// A piece of at most `MANY_MAX` bytes being merged by `merge_bytes_many`:
-/// `scan_loop`'s state, and the pairs whose ranks are still to be read.
+/// `scan_loop`'s state in fixed arrays of 16, and the two pairs whose ranks
+/// are still to be read. Position 15 is never a symbol (pieces have at most
+/// 15 bytes): it holds `PAD`, its rank stays `NO_MERGE`, and it stands in for
+/// a missing neighbour, so that every step reads exactly two ranks and
+/// branches on neither end of the piece.
 #[derive(Clone, Copy)]
+#[repr(C, align(64))]
 struct Lane {
-    /// index of the piece; `usize::MAX` when the lane is free
-    piece: usize,
-    n: usize,
-    syms: [u32; MANY_MAX + 1],
-    rank: [i32; MANY_MAX + 1],
-    id: [u32; MANY_MAX + 1],
-    next: [u8; MANY_MAX + 1],
-    prev: [u8; MANY_MAX + 1],
+    rank: [i32; 16],
+    id: [u32; 16],
+    /// the symbols; `PAD` from `n` on
+    syms: [u32; 16],
+    next: [u8; 16],
+    prev: [u8; 16],
     /// positions whose pair with the next symbol needs its rank
     todo: [u8; 2],
-    ntodo: usize,
+    /// where those pairs are in the pair table (`PairLookup::locate`)
+    at: [usize; 2],
+    n: u8,
+    /// index of the piece; `usize::MAX` when the lane is free
+    piece: usize,
 }
 
-const NIL: u8 = u8::MAX;
+/// The symbol past the end of a lane's piece: no token (`u32::MAX` is not
+/// used: a pair key of two of them would be the pair table's `EMPTY`), so
+/// no pair with it merges.
+const PAD: u32 = u32::MAX - 1;
+
+/// The padding position of a lane (see `Lane`).
+const LAST: u8 = MANY_MAX as u8;
 
 impl Lane {
     const FREE: Lane = Lane {
-        piece: usize::MAX,
+        rank: [NO_MERGE; 16],
+        id: [0; 16],
+        syms: [PAD; 16],
+        next: NEXT0,
+        prev: PREV0,
+        todo: [LAST; 2],
+        at: [0; 2],
         n: 0,
-        syms: [0; MANY_MAX + 1],
-        rank: [NO_MERGE; MANY_MAX + 1],
-        id: [0; MANY_MAX + 1],
-        next: [0; MANY_MAX + 1],
-        prev: [NIL; MANY_MAX + 1],
-        todo: [0; 2],
-        ntodo: 0,
+        piece: usize::MAX,
     };
 
     /// Start on piece `k` (at least two bytes): its bytes' tokens, and the
     /// first ranks from `table` (see `byte_pair_table`).
     #[inline(always)]
-    fn start(&mut self, k: usize, piece: &[u8], byte_ids: &[u32; 256], table: &[(i32, u32)]) {
+    fn start(&mut self, k: usize, piece: &[u8], byte_ids: &[u32; 256], table: &[(i32, u32)], pad: usize) {
         let n = piece.len();
+        debug_assert!((2..=MANY_MAX).contains(&n));
         self.piece = k;
-        self.n = n;
-        self.ntodo = 0;
+        self.n = n as u8;
+        self.todo = [LAST; 2];
+        self.at = [pad; 2];
+        self.next = NEXT0;
+        self.prev = PREV0;
+        self.syms = [PAD; 16];
+        self.rank = [NO_MERGE; 16];
         for (i, &b) in piece.iter().enumerate() {
             self.syms[i] = byte_ids[b as usize];
-            self.next[i] = (i + 1) as u8;
-            self.prev[i] = if i == 0 { NIL } else { (i - 1) as u8 };
         }
         for (i, w) in piece.windows(2).enumerate() {
             (self.rank[i], self.id[i]) = table[((w[0] as usize) << 8) | w[1] as usize];
         }
-        // (past the last pair: never the lowest, so `step` scans all 16)
-        self.rank[n - 1..].fill(NO_MERGE);
     }
 
-    /// Read the ranks still to be read, then merge the lowest pair (leftmost
-    /// first) and start loading the two pairs that merge makes. True when
-    /// no pair merges: the piece is done.
+    /// Read the two ranks still to be read, then merge the lowest pair
+    /// (leftmost first) and start loading the two pairs that merge makes.
+    /// True when no pair merges: the piece is done.
     #[inline(always)]
     fn step(&mut self, merges: &impl PairLookup) -> bool {
-        for t in 0..self.ntodo {
+        // (the ranks as they were, read before the two new ones are stored:
+        // a vector load of bytes just stored one by one waits until the
+        // stores are done; the new ranks are put in the vectors instead)
+        let old = Ranks::load(&self.rank);
+        let mut new = [(0usize, (0i32, 0u32)); 2];
+        for (t, new) in new.iter_mut().enumerate() {
             let i = self.todo[t] as usize;
             let k = self.next[i] as usize;
-            (self.rank[i], self.id[i]) = lookup(merges, self.syms[i], self.syms[k]);
+            *new = (i, merges.rank_at(self.syms[i], self.syms[k], self.at[t]));
+            (self.rank[i], self.id[i]) = new.1;
         }
-        self.ntodo = 0;
-        // (all 16 ranks, whatever the piece's length: a fixed-length
-        // minimum and a mask for the leftmost, no branch on the length)
-        let best = self.rank.iter().copied().fold(NO_MERGE, i32::min);
+        let (best, hits) = old.with(new[0].0, new[0].1 .0).with(new[1].0, new[1].1 .0).lowest();
         if best == NO_MERGE {
             return true;
         }
-        let hits = self
-            .rank
-            .iter()
-            .enumerate()
-            .fold(0u32, |m, (k, &r)| m | (((r == best) as u32) << k));
-        let i = hits.trailing_zeros() as usize;
-        let j = self.next[i] as usize;
+        let i = hits.trailing_zeros() as usize & 15;
+        let j = self.next[i] as usize & 15;
         self.syms[i] = self.id[i];
         self.rank[j] = NO_MERGE;
-        let k = self.next[j] as usize;
-        self.next[i] = k as u8;
-        if k < self.n {
-            self.prev[k] = i as u8;
-            self.todo[0] = i as u8;
-            self.ntodo = 1;
-            merges.prefetch(self.syms[i], self.syms[k]);
-        } else {
-            self.rank[i] = NO_MERGE;
-        }
-        if self.prev[i] != NIL {
-            let p = self.prev[i];
-            self.todo[self.ntodo] = p;
-            self.ntodo += 1;
-            merges.prefetch(self.syms[p as usize], self.syms[i]);
-        }
+        let k = self.next[j];
+        self.next[i] = k;
+        // (`k` may be the end, `n`: its `prev` is never read)
+        self.prev[k as usize & 15] = i as u8;
+        let p = self.prev[i];
+        self.todo = [i as u8, p];
+        self.at = [
+            merges.locate(self.syms[i], self.syms[k as usize & 15]),
+            merges.locate(self.syms[p as usize & 15], self.syms[i]),
+        ];
+        merges.prefetch_at(self.at[0]);
+        merges.prefetch_at(self.at[1]);
         false
     }
 
-    /// The tokens the piece merged into, in order.
+    /// The tokens the piece merged into, in order, to `out`; how many.
     #[inline(always)]
     fn finish(&self, out: &mut [u32; MANY_MAX + 1]) -> u8 {
         let (mut w, mut i) = (0, 0);
-        while i < self.n {
+        while i < self.n as usize {
             out[w] = self.syms[i];
             w += 1;
             i = self.next[i] as usize;
         }
         w as u8
+    }
+}
+
+/// `Lane::next` of a new piece: each position's next, the padding its own.
+const NEXT0: [u8; 16] = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 15];
+/// `Lane::prev` of a new piece: the first position's is the padding.
+const PREV0: [u8; 16] = [15, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14];
+
+/// A lane's 16 ranks in vector registers.
+#[derive(Clone, Copy)]
+struct Ranks {
+    #[cfg(target_arch = "x86_64")]
+    v: [std::arch::x86_64::__m128i; 4],
+    #[cfg(not(target_arch = "x86_64"))]
+    v: [i32; 16],
+}
+
+#[cfg(target_arch = "x86_64")]
+impl Ranks {
+    #[inline(always)]
+    fn load(rank: &[i32; 16]) -> Self {
+        use std::arch::x86_64::*;
+        let p = rank.as_ptr() as *const __m128i;
+        // SAFETY: SSE2 is part of x86-64; the loads read the 64 bytes of `rank`.
+        unsafe {
+            Ranks {
+                v: [
+                    _mm_loadu_si128(p),
+                    _mm_loadu_si128(p.add(1)),
+                    _mm_loadu_si128(p.add(2)),
+                    _mm_loadu_si128(p.add(3)),
+                ],
+            }
+        }
+    }
+
+    /// The ranks with `rank` at position `i`.
+    #[inline(always)]
+    fn with(self, i: usize, rank: i32) -> Self {
+        use std::arch::x86_64::*;
+        // SAFETY: SSE2 is part of x86-64.
+        unsafe {
+            let at = _mm_set1_epi32(i as i32);
+            let r = _mm_set1_epi32(rank);
+            let mut v = self.v;
+            for (k, v) in v.iter_mut().enumerate() {
+                let here = _mm_cmpeq_epi32(
+                    at,
+                    _mm_setr_epi32(4 * k as i32, 4 * k as i32 + 1, 4 * k as i32 + 2, 4 * k as i32 + 3),
+                );
+                *v = _mm_or_si128(_mm_and_si128(here, r), _mm_andnot_si128(here, *v));
+            }
+            Ranks { v }
+        }
+    }
+
+    /// The lowest rank, and a bit for each position that holds it.
+    #[inline(always)]
+    fn lowest(self) -> (i32, u32) {
+        use std::arch::x86_64::*;
+        // SAFETY: SSE2 is part of x86-64.
+        unsafe {
+            #[inline(always)]
+            unsafe fn min(x: __m128i, y: __m128i) -> __m128i {
+                let gt = _mm_cmpgt_epi32(x, y);
+                _mm_or_si128(_mm_and_si128(gt, y), _mm_andnot_si128(gt, x))
+            }
+            let [a, b, c, d] = self.v;
+            let m = min(min(a, b), min(c, d));
+            let m = min(m, _mm_shuffle_epi32(m, 0b01_00_11_10));
+            let m = min(m, _mm_shuffle_epi32(m, 0b10_11_00_01));
+            let eq = _mm_packs_epi16(
+                _mm_packs_epi32(_mm_cmpeq_epi32(a, m), _mm_cmpeq_epi32(b, m)),
+                _mm_packs_epi32(_mm_cmpeq_epi32(c, m), _mm_cmpeq_epi32(d, m)),
+            );
+            (_mm_cvtsi128_si32(m), _mm_movemask_epi8(eq) as u32)
+        }
+    }
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+impl Ranks {
+    #[inline(always)]
+    fn load(rank: &[i32; 16]) -> Self {
+        Ranks { v: *rank }
+    }
+
+    #[inline(always)]
+    fn with(mut self, i: usize, rank: i32) -> Self {
+        self.v[i] = rank;
+        self
+    }
+
+    #[inline(always)]
+    fn lowest(self) -> (i32, u32) {
+        let best = self.v.iter().copied().fold(NO_MERGE, i32::min);
+        let hits = self
+            .v
+            .iter()
+            .enumerate()
+            .fold(0u32, |m, (k, &r)| m | (((r == best) as u32) << k));
+        (best, hits)
     }
 }
 
@@ -439,6 +603,7 @@ pub fn merge_bytes_many<'a>(
         }
     }
     let mut lanes = [Lane::FREE; LANES];
+    let pad = merges.locate(PAD, PAD);
     let mut taken = 0;
     // start a lane on the next piece that needs merging
     let mut take = |lane: &mut Lane| {
@@ -446,7 +611,7 @@ pub fn merge_bytes_many<'a>(
             let (k, p) = (taken, piece(taken));
             taken += 1;
             if p.len() >= 2 {
-                lane.start(k, p, byte_ids, table);
+                lane.start(k, p, byte_ids, table, pad);
                 return true;
             }
         }
@@ -463,13 +628,10 @@ pub fn merge_bytes_many<'a>(
                 continue;
             }
             let k = lane.piece;
-            let mut done = [0u32; MANY_MAX + 1];
-            let c = lane.finish(&mut done);
+            counts[k] = lane.finish(&mut ids[k]);
             if !take(lane) {
                 busy -= 1;
             }
-            ids[k] = done;
-            counts[k] = c;
         }
     }
 }
@@ -614,6 +776,55 @@ mod tests {
             let mut b: Vec<(u32, u32)> = piece.iter().map(|&c| (byte_ids[c as usize], 1)).collect();
             merge_symbols(&mut b, &merges, None);
             assert_eq!(a, b, "{piece:?}");
+        }
+    }
+
+    #[test]
+    fn rank_at_finds_pairs_near_and_far_from_home() {
+        // enough pairs that linear probing puts some two or more slots past
+        // their home; merged ids in rank order (the table ranks by id) and
+        // not (it keeps the ranks)
+        for by_id in [true, false] {
+            let mut merges = Merges::default();
+            let mut x = 7u64;
+            let mut next = || {
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                (x >> 40) as u32 % 5000
+            };
+            for r in 0..20_000u32 {
+                let id = if by_id {
+                    100_000 + r
+                } else {
+                    100_000 + (r * 7919) % 20_000
+                };
+                let (a, b) = (next(), next());
+                merges.entry((a, b)).or_insert((r, id));
+            }
+            let table = PairTable::new(&merges);
+            assert_eq!(table.by_id, by_id);
+            let far = table
+                .slots
+                .iter()
+                .filter(|s| s.key != EMPTY && s.rank & FAR != 0)
+                .count();
+            assert!(far > 100, "{far} far homes");
+            for (&(a, b), &(rank, id)) in &merges {
+                let rank = if by_id { id } else { rank };
+                assert_eq!(table.rank_at(a, b, table.locate(a, b)), (rank as i32, id), "{a} {b}");
+                assert_eq!(table.pair(a, b), Some((rank, id)));
+            }
+            let mut absent = 0;
+            for _ in 0..50_000 {
+                let (a, b) = (next(), next() + 3000);
+                if !merges.contains_key(&(a, b)) {
+                    absent += 1;
+                    assert_eq!(table.rank_at(a, b, table.locate(a, b)), (NO_MERGE, 0));
+                    assert_eq!(table.pair(a, b), None);
+                }
+            }
+            assert!(absent > 40_000);
+            // the padding symbol merges with nothing
+            assert_eq!(table.rank_at(PAD, PAD, table.locate(PAD, PAD)), (NO_MERGE, 0));
         }
     }
 
