@@ -326,7 +326,9 @@ def test_cli_defaults_to_the_demo_tokenizer(tmp_path: Path, byte_tok: ts.Tokeniz
 
 def test_cli_serves_until_interrupted(tmp_path: Path, byte_tok: ts.Tokenizer) -> None:
     path = byte_tok.save(tmp_path / "tok.json")
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    # (faulthandler: should the server hang, SIGABRT makes it print every
+    # thread's stack, and the failure shows where it stopped)
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONFAULTHANDLER": "1"}
     proc = subprocess.Popen(
         [sys.executable, "-m", "tokensmith", "serve", str(path), "missing.json", "--port", "0"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
@@ -340,7 +342,13 @@ def test_cli_serves_until_interrupted(tmp_path: Path, byte_tok: ts.Tokenizer) ->
             listed = json.loads(resp.read())["tokenizers"]
         assert [t["ok"] for t in listed] == [True, False]
         proc.send_signal(signal.SIGINT)
-        assert proc.wait(10) == 0
+        try:
+            code = proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.send_signal(signal.SIGABRT)
+            _, stuck = proc.communicate(timeout=30)
+            pytest.fail(f"the server did not stop within 30 s of SIGINT; its stderr:\n{stuck}")
+        assert code == 0
         err = proc.stderr.read() if proc.stderr else ""
         assert "warning: could not load missing.json" in err
         assert "GET /api/tokenizers" in err  # one log line per request
