@@ -329,9 +329,14 @@ def test_cli_serves_until_interrupted(tmp_path: Path, byte_tok: ts.Tokenizer) ->
     # (faulthandler: should the server hang, SIGABRT makes it print every
     # thread's stack, and the failure shows where it stopped)
     env = {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONFAULTHANDLER": "1"}
+    # (Ctrl-C's default action restored in the child: a shell that starts
+    # a job in the background, as CI may run this suite, leaves SIGINT
+    # ignored, the ignoring is inherited, and Python then never raises
+    # KeyboardInterrupt)
     proc = subprocess.Popen(
         [sys.executable, "-m", "tokensmith", "serve", str(path), "missing.json", "--port", "0"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     try:
         assert proc.stdout is not None
