@@ -426,11 +426,11 @@ impl Lane {
     /// (leftmost first) and start loading the two pairs that merge makes.
     /// True when no pair merges: the piece is done.
     #[inline(always)]
-    fn step(&mut self, merges: &impl PairLookup) -> bool {
+    fn step<R: RankVec>(&mut self, merges: &impl PairLookup) -> bool {
         // (the ranks as they were, read before the two new ones are stored:
         // a vector load of bytes just stored one by one waits until the
         // stores are done; the new ranks are put in the vectors instead)
-        let old = Ranks::load(&self.rank);
+        let old = R::load(&self.rank);
         let mut new = [(0usize, (0i32, 0u32)); 2];
         for (t, new) in new.iter_mut().enumerate() {
             let i = self.todo[t] as usize;
@@ -480,6 +480,16 @@ const NEXT0: [u8; 16] = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 15];
 const PREV0: [u8; 16] = [15, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14];
 
 /// A lane's 16 ranks in vector registers.
+trait RankVec: Copy {
+    /// The ranks of `rank`.
+    fn load(rank: &[i32; 16]) -> Self;
+    /// The ranks with `rank` at position `i` (below 16).
+    fn with(self, i: usize, rank: i32) -> Self;
+    /// The lowest rank, and a bit for each position that holds it.
+    fn lowest(self) -> (i32, u32);
+}
+
+/// `RankVec` in four SSE2 registers (any x86-64), or an array elsewhere.
 #[derive(Clone, Copy)]
 struct Ranks {
     #[cfg(target_arch = "x86_64")]
@@ -489,7 +499,7 @@ struct Ranks {
 }
 
 #[cfg(target_arch = "x86_64")]
-impl Ranks {
+impl RankVec for Ranks {
     #[inline(always)]
     fn load(rank: &[i32; 16]) -> Self {
         use std::arch::x86_64::*;
@@ -507,7 +517,6 @@ impl Ranks {
         }
     }
 
-    /// The ranks with `rank` at position `i`.
     #[inline(always)]
     fn with(self, i: usize, rank: i32) -> Self {
         use std::arch::x86_64::*;
@@ -527,7 +536,6 @@ impl Ranks {
         }
     }
 
-    /// The lowest rank, and a bit for each position that holds it.
     #[inline(always)]
     fn lowest(self) -> (i32, u32) {
         use std::arch::x86_64::*;
@@ -552,7 +560,7 @@ impl Ranks {
 }
 
 #[cfg(not(target_arch = "x86_64"))]
-impl Ranks {
+impl RankVec for Ranks {
     #[inline(always)]
     fn load(rank: &[i32; 16]) -> Self {
         Ranks { v: *rank }
@@ -576,6 +584,64 @@ impl Ranks {
     }
 }
 
+/// `RankVec` in two AVX2 registers: a third of the SSE2 instructions.
+/// Only made inside `merge_bytes_many_avx2`, which runs where AVX2 is.
+#[cfg(target_arch = "x86_64")]
+#[derive(Clone, Copy)]
+struct Ranks8 {
+    v: [std::arch::x86_64::__m256i; 2],
+}
+
+#[cfg(target_arch = "x86_64")]
+impl RankVec for Ranks8 {
+    #[inline(always)]
+    fn load(rank: &[i32; 16]) -> Self {
+        use std::arch::x86_64::*;
+        let p = rank.as_ptr() as *const __m256i;
+        // SAFETY: made only where AVX2 is (see the type); the loads read
+        // the 64 bytes of `rank`.
+        unsafe {
+            Ranks8 {
+                v: [_mm256_loadu_si256(p), _mm256_loadu_si256(p.add(1))],
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn with(self, i: usize, rank: i32) -> Self {
+        use std::arch::x86_64::*;
+        // SAFETY: made only where AVX2 is (see the type).
+        unsafe {
+            let at = _mm256_set1_epi32(i as i32);
+            let r = _mm256_set1_epi32(rank);
+            let lo = _mm256_cmpeq_epi32(at, _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+            let hi = _mm256_cmpeq_epi32(at, _mm256_setr_epi32(8, 9, 10, 11, 12, 13, 14, 15));
+            Ranks8 {
+                v: [
+                    _mm256_blendv_epi8(self.v[0], r, lo),
+                    _mm256_blendv_epi8(self.v[1], r, hi),
+                ],
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn lowest(self) -> (i32, u32) {
+        use std::arch::x86_64::*;
+        // SAFETY: made only where AVX2 is (see the type).
+        unsafe {
+            let [a, b] = self.v;
+            let m = _mm256_min_epi32(a, b);
+            let m = _mm256_min_epi32(m, _mm256_permute2x128_si256(m, m, 1));
+            let m = _mm256_min_epi32(m, _mm256_shuffle_epi32(m, 0b01_00_11_10));
+            let m = _mm256_min_epi32(m, _mm256_shuffle_epi32(m, 0b10_11_00_01));
+            let lo = _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(a, m))) as u32;
+            let hi = _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(b, m))) as u32;
+            (_mm256_cvtsi256_si32(m), lo | (hi << 8))
+        }
+    }
+}
+
 /// `merge_bytes` of several pieces (each of 1 to `MANY_MAX` bytes, every
 /// byte a token), several at a time: a merge step of one piece, then of the
 /// next, each step starting the loads of the pairs its merge makes and
@@ -584,6 +650,40 @@ impl Ranks {
 /// `LANES` of those waits overlap. The tokens of `pieces[k]` go to
 /// `ids[k][..counts[k]]`; the results are `merge_bytes`'s exactly.
 pub fn merge_bytes_many<'a>(
+    count: usize,
+    piece: impl Fn(usize) -> &'a [u8],
+    byte_ids: &[u32; 256],
+    table: &[(i32, u32)],
+    merges: &impl PairLookup,
+    ids: &mut [[u32; MANY_MAX + 1]],
+    counts: &mut [u8],
+) {
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx2") {
+        // SAFETY: AVX2 is there.
+        unsafe { merge_bytes_many_avx2(count, piece, byte_ids, table, merges, ids, counts) };
+        return;
+    }
+    merge_bytes_many_with::<Ranks>(count, piece, byte_ids, table, merges, ids, counts);
+}
+
+/// `merge_bytes_many` compiled for AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn merge_bytes_many_avx2<'a>(
+    count: usize,
+    piece: impl Fn(usize) -> &'a [u8],
+    byte_ids: &[u32; 256],
+    table: &[(i32, u32)],
+    merges: &impl PairLookup,
+    ids: &mut [[u32; MANY_MAX + 1]],
+    counts: &mut [u8],
+) {
+    merge_bytes_many_with::<Ranks8>(count, piece, byte_ids, table, merges, ids, counts);
+}
+
+#[inline(always)]
+fn merge_bytes_many_with<'a, R: RankVec>(
     count: usize,
     piece: impl Fn(usize) -> &'a [u8],
     byte_ids: &[u32; 256],
@@ -624,7 +724,7 @@ pub fn merge_bytes_many<'a>(
     }
     while busy > 0 {
         for lane in lanes.iter_mut() {
-            if lane.piece == usize::MAX || !lane.step(merges) {
+            if lane.piece == usize::MAX || !lane.step::<R>(merges) {
                 continue;
             }
             let k = lane.piece;
@@ -912,8 +1012,68 @@ mod tests {
                 &mut counts2,
             );
             assert_eq!(counts, counts2);
+            // the portable (SSE2) lanes too, whatever this machine has
+            let mut ids3 = vec![[0u32; MANY_MAX + 1]; batch.len()];
+            let mut counts3 = vec![0u8; batch.len()];
+            merge_bytes_many_with::<Ranks>(
+                batch.len(),
+                |i| batch[i],
+                &byte_ids,
+                &bytes,
+                &table,
+                &mut ids3,
+                &mut counts3,
+            );
+            assert_eq!(counts, counts3);
+            for k in 0..batch.len() {
+                assert_eq!(ids[k][..counts[k] as usize], ids3[k][..counts[k] as usize]);
+            }
             start = end;
         }
+    }
+
+    /// `RankVec::with` and `lowest` against a plain array.
+    fn rank_vec_like_an_array<R: RankVec>() {
+        let mut x = 11u64;
+        let mut next = |m: u64| {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (x >> 33) % m
+        };
+        for _ in 0..2000 {
+            // few distinct ranks, so that the lowest is often repeated
+            let mut rank = [NO_MERGE; 16];
+            for r in rank.iter_mut() {
+                if next(3) > 0 {
+                    *r = next(6) as i32;
+                }
+            }
+            let (i, j) = (next(16) as usize, next(16) as usize);
+            let (ri, rj) = (next(6) as i32, if next(4) == 0 { NO_MERGE } else { next(6) as i32 });
+            let got = R::load(&rank).with(i, ri).with(j, rj).lowest();
+            rank[i] = ri;
+            rank[j] = rj;
+            let best = *rank.iter().min().unwrap();
+            let hits = (0..16).filter(|&k| rank[k] == best).fold(0u32, |m, k| m | (1 << k));
+            assert_eq!(got, (best, hits), "{rank:?}");
+        }
+    }
+
+    #[test]
+    fn rank_vectors_find_the_lowest_and_where() {
+        rank_vec_like_an_array::<Ranks>();
+        #[cfg(target_arch = "x86_64")]
+        if std::is_x86_feature_detected!("avx2") {
+            // SAFETY: AVX2 is there.
+            unsafe { avx2_rank_vec() };
+        } else {
+            eprintln!("no AVX2 on this machine: its rank vectors not tested");
+        }
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn avx2_rank_vec() {
+        rank_vec_like_an_array::<Ranks8>();
     }
 
     #[test]
