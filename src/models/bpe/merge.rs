@@ -430,15 +430,15 @@ impl Lane {
         // (the ranks as they were, read before the two new ones are stored:
         // a vector load of bytes just stored one by one waits until the
         // stores are done; the new ranks are put in the vectors instead)
-        let old = R::load(&self.rank);
-        let mut new = [(0usize, (0i32, 0u32)); 2];
-        for (t, new) in new.iter_mut().enumerate() {
+        let mut ranks = R::load(&self.rank);
+        for t in 0..2 {
             let i = self.todo[t] as usize;
             let k = self.next[i] as usize;
-            *new = (i, merges.rank_at(self.syms[i], self.syms[k], self.at[t]));
-            (self.rank[i], self.id[i]) = new.1;
+            let (rank, id) = merges.rank_at(self.syms[i], self.syms[k], self.at[t]);
+            (self.rank[i], self.id[i]) = (rank, id);
+            ranks = ranks.with(i, rank);
         }
-        let (best, hits) = old.with(new[0].0, new[0].1 .0).with(new[1].0, new[1].1 .0).lowest();
+        let (best, hits) = ranks.lowest();
         if best == NO_MERGE {
             return true;
         }
