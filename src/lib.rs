@@ -5,6 +5,7 @@ pub mod added_tokens;
 pub mod bytelevel;
 pub mod decoders;
 pub mod error;
+pub mod huge_pages;
 pub mod models;
 pub mod normalizers;
 pub mod parallel;
@@ -21,3 +22,7 @@ mod python;
 
 pub use error::{Error, Result};
 pub use tokenizer::Tokenizer;
+
+/// Large blocks on transparent huge pages (see `huge_pages`).
+#[global_allocator]
+static ALLOCATOR: huge_pages::HugePages = huge_pages::HugePages;

@@ -1,0 +1,326 @@
+//! Large allocations on transparent huge pages (Linux).
+//!
+//! An encoder's tables (merges, the vocabulary's lookup tables, the
+//! per-thread caches) take tens of megabytes read at random: on 4 KB pages
+//! nearly every lookup misses the TLB, and a page walk, in a virtual
+//! machine two of them nested, comes before the cache miss itself. Where
+//! the kernel gives transparent huge pages only on request (the default
+//! `madvise` mode), allocations of `MIN_SIZE` bytes and more are mapped
+//! here on 2 MB boundaries and marked `MADV_HUGEPAGE` before anything
+//! touches them (and a few freed blocks are kept for reuse); every other
+//! allocation goes to the system allocator.
+//!
+//! `TOKENSMITH_HUGE_PAGES=0` in the environment turns this off (read once,
+//! at the first large allocation).
+
+use std::alloc::{GlobalAlloc, Layout, System};
+
+/// The allocator: the system's, with large blocks on huge pages.
+pub struct HugePages;
+
+/// A huge page.
+const HUGE: usize = 2 << 20;
+/// The smallest allocation placed on huge pages (it takes at most twice
+/// its size of address space; only the pages touched are memory).
+const MIN_SIZE: usize = 1 << 20;
+
+#[cfg(target_os = "linux")]
+mod imp {
+    use super::{HUGE, MIN_SIZE};
+    use std::sync::atomic::{AtomicU8, Ordering};
+    use std::sync::Mutex;
+
+    /// 0: not decided yet, 1: on, 2: off.
+    static STATE: AtomicU8 = AtomicU8::new(0);
+
+    fn enabled() -> bool {
+        match STATE.load(Ordering::Relaxed) {
+            1 => true,
+            2 => false,
+            _ => {
+                // (inside the allocator: `var_os` allocates, but a small
+                // block, which never comes here)
+                let off = std::env::var_os("TOKENSMITH_HUGE_PAGES").is_some_and(|v| v == "0");
+                STATE.store(if off { 2 } else { 1 }, Ordering::Relaxed);
+                !off
+            }
+        }
+    }
+
+    /// Whether a block of this layout is (or would be) one of ours. The
+    /// same answer for the same layout for the life of the process: the
+    /// switch is read once, and a block made before it was read is small.
+    #[inline]
+    pub fn ours(size: usize, align: usize) -> bool {
+        size >= MIN_SIZE && align <= HUGE && enabled()
+    }
+
+    #[inline]
+    pub fn rounded(size: usize) -> usize {
+        size.div_ceil(HUGE) * HUGE
+    }
+
+    /// Blocks unmapped last, kept for the next of their size (an encode's
+    /// output and work buffers come and go with each call: a fresh mapping
+    /// is a page fault and 2 MB zeroed by the kernel): (address, length).
+    static FREE: Mutex<[(usize, usize); KEEP]> = Mutex::new([(0, 0); KEEP]);
+    const KEEP: usize = 8;
+    /// At most this much address space is kept in `FREE`.
+    const KEEP_BYTES: usize = 32 << 20;
+
+    /// `FREE`, unless another thread holds it (then the block is mapped or
+    /// unmapped as if none were kept: never a wait inside the allocator,
+    /// nor a lock a fork could leave held for good).
+    fn kept() -> Option<std::sync::MutexGuard<'static, [(usize, usize); KEEP]>> {
+        match FREE.try_lock() {
+            Ok(g) => Some(g),
+            Err(std::sync::TryLockError::Poisoned(e)) => Some(e.into_inner()),
+            Err(std::sync::TryLockError::WouldBlock) => None,
+        }
+    }
+
+    /// A block of `rounded(size)` bytes on a 2 MB boundary (zeroed if
+    /// `zeroed`), or null.
+    pub unsafe fn alloc(size: usize, zeroed: bool) -> *mut u8 {
+        let len = rounded(size);
+        let kept = kept().and_then(|mut free| {
+            let b = free.iter_mut().find(|b| b.1 == len)?;
+            Some(std::mem::take(b).0)
+        });
+        match kept {
+            Some(p) => {
+                let p = p as *mut u8;
+                if zeroed {
+                    // SAFETY: the block is `len` bytes, ours alone now
+                    unsafe { std::ptr::write_bytes(p, 0, size) };
+                }
+                p
+            }
+            // SAFETY: a new mapping
+            None => unsafe { map(len) },
+        }
+    }
+
+    /// Give back a block `alloc(size, _)` returned: kept for reuse, or unmapped.
+    pub unsafe fn free(p: *mut u8, size: usize) {
+        let len = rounded(size);
+        if let Some(mut free) = kept() {
+            let held: usize = free.iter().map(|b| b.1).sum();
+            if held + len <= KEEP_BYTES {
+                if let Some(b) = free.iter_mut().find(|b| b.1 == 0) {
+                    *b = (p as usize, len);
+                    return;
+                }
+            }
+        }
+        // SAFETY: (the caller's) `p` is a mapping of `len` bytes
+        unsafe { libc::munmap(p.cast(), len) };
+    }
+
+    /// A new zeroed mapping of `len` bytes (a multiple of `HUGE`) on a
+    /// 2 MB boundary, or null.
+    unsafe fn map(len: usize) -> *mut u8 {
+        let Some(span) = len.checked_add(HUGE) else {
+            return std::ptr::null_mut();
+        };
+        // SAFETY: an anonymous private mapping touches no existing memory
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                span,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return std::ptr::null_mut();
+        }
+        let start = p as usize;
+        let aligned = start.next_multiple_of(HUGE);
+        // SAFETY: the head and tail unmapped lie inside the mapping just made
+        unsafe {
+            if aligned > start {
+                libc::munmap(p, aligned - start);
+            }
+            let tail = start + span - (aligned + len);
+            if tail > 0 {
+                libc::munmap((aligned + len) as *mut libc::c_void, tail);
+            }
+            // (advice only: if the kernel declines, these are ordinary pages)
+            libc::madvise(aligned as *mut libc::c_void, len, libc::MADV_HUGEPAGE);
+        }
+        aligned as *mut u8
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+mod imp {
+    #[inline]
+    pub fn ours(_size: usize, _align: usize) -> bool {
+        false
+    }
+    pub fn rounded(size: usize) -> usize {
+        size
+    }
+    pub unsafe fn alloc(_size: usize, _zeroed: bool) -> *mut u8 {
+        std::ptr::null_mut()
+    }
+    pub unsafe fn free(_p: *mut u8, _size: usize) {}
+}
+
+// SAFETY: blocks are mapped and unmapped whole, at the size their layout
+// gives (which decides, the same way each time, whose block it is), and
+// the system allocator serves every other layout.
+unsafe impl GlobalAlloc for HugePages {
+    #[inline]
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        if imp::ours(layout.size(), layout.align()) {
+            // SAFETY: a block of ours, for this layout
+            unsafe { imp::alloc(layout.size(), false) }
+        } else {
+            // SAFETY: the caller's layout, as given
+            unsafe { System.alloc(layout) }
+        }
+    }
+
+    #[inline]
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        if imp::ours(layout.size(), layout.align()) {
+            // SAFETY: a block of ours, for this layout
+            unsafe { imp::alloc(layout.size(), true) }
+        } else {
+            // SAFETY: the caller's layout, as given
+            unsafe { System.alloc_zeroed(layout) }
+        }
+    }
+
+    #[inline]
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        if imp::ours(layout.size(), layout.align()) {
+            // SAFETY: a block of this layout came from `imp::alloc`
+            unsafe { imp::free(ptr, layout.size()) }
+        } else {
+            // SAFETY: a block of this layout came from the system allocator
+            unsafe { System.dealloc(ptr, layout) }
+        }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        let (old_ours, new_ours) = (
+            imp::ours(layout.size(), layout.align()),
+            imp::ours(new_size, layout.align()),
+        );
+        if !old_ours && !new_ours {
+            // SAFETY: the caller's block and layout, both the system's
+            return unsafe { System.realloc(ptr, layout, new_size) };
+        }
+        if old_ours && new_ours && imp::rounded(new_size) == imp::rounded(layout.size()) {
+            // (the mapping has room for it already)
+            return ptr;
+        }
+        // SAFETY: the new layout is valid (same alignment, a size the
+        // caller vouches for); the copy is within both blocks
+        unsafe {
+            let new_layout = Layout::from_size_align_unchecked(new_size, layout.align());
+            let new = self.alloc(new_layout);
+            if !new.is_null() {
+                std::ptr::copy_nonoverlapping(ptr, new, layout.size().min(new_size));
+                self.dealloc(ptr, layout);
+            }
+            new
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn layout(size: usize, align: usize) -> Layout {
+        Layout::from_size_align(size, align).unwrap()
+    }
+
+    #[test]
+    fn large_blocks_are_aligned_zeroed_and_reused_zeroed() {
+        let a = HugePages;
+        for &size in &[MIN_SIZE, 3 * MIN_SIZE + 17, 5 * HUGE] {
+            for _ in 0..3 {
+                let l = layout(size, 8);
+                // SAFETY: a valid layout; the block is used within its size
+                unsafe {
+                    let p = a.alloc_zeroed(l);
+                    assert!(!p.is_null());
+                    if imp::ours(size, 8) {
+                        assert_eq!(p as usize % HUGE, 0, "on a huge page boundary");
+                    }
+                    let s = std::slice::from_raw_parts_mut(p, size);
+                    assert!(s.iter().all(|&b| b == 0), "zeroed, even when kept and reused");
+                    s.fill(0xA5);
+                    a.dealloc(p, l);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn realloc_keeps_contents_across_the_threshold_both_ways() {
+        let a = HugePages;
+        let fill = |p: *mut u8, n: usize| {
+            for i in 0..n {
+                // SAFETY: within the block
+                unsafe { *p.add(i) = (i % 251) as u8 };
+            }
+        };
+        let check = |p: *const u8, n: usize| {
+            // SAFETY: within the block
+            (0..n).all(|i| unsafe { *p.add(i) } == (i % 251) as u8)
+        };
+        // small -> large -> larger -> same mapping -> small
+        let sizes = [4096, MIN_SIZE + 1, 3 * HUGE + 5, 3 * HUGE + 1000, 100];
+        // SAFETY: each realloc is given the block and layout of the last
+        unsafe {
+            let mut l = layout(sizes[0], 16);
+            let mut p = a.alloc(l);
+            fill(p, sizes[0]);
+            for &n in &sizes[1..] {
+                p = a.realloc(p, l, n);
+                assert!(!p.is_null());
+                assert!(check(p, l.size().min(n)), "{} -> {n} bytes", l.size());
+                l = layout(n, 16);
+                fill(p, n);
+            }
+            a.dealloc(p, l);
+        }
+    }
+
+    #[test]
+    fn alignment_beyond_a_huge_page_goes_to_the_system() {
+        let a = HugePages;
+        let l = layout(MIN_SIZE, 2 * HUGE);
+        // SAFETY: a valid layout, freed with itself
+        unsafe {
+            let p = a.alloc(l);
+            assert!(!p.is_null());
+            assert_eq!(p as usize % (2 * HUGE), 0);
+            a.dealloc(p, l);
+        }
+    }
+
+    #[test]
+    fn blocks_from_many_threads_stay_their_own() {
+        std::thread::scope(|s| {
+            for t in 0..4u8 {
+                s.spawn(move || {
+                    let v = vec![t; 3 * MIN_SIZE];
+                    for _ in 0..20 {
+                        let w = vec![t.wrapping_add(1); MIN_SIZE + 7];
+                        assert!(w.iter().all(|&b| b == t.wrapping_add(1)));
+                    }
+                    assert!(v.iter().all(|&b| b == t));
+                });
+            }
+        });
+    }
+}
