@@ -380,9 +380,16 @@ impl Tokenizer {
         allowed: &Bound<'_, PyAny>,
         permitted: Option<&Bound<'_, PyAny>>,
         add_special_tokens: bool,
-    ) -> PyResult<Bound<'py, PyBytes>> {
+    ) -> PyResult<Bound<'py, PyAny>> {
         let ids = self.ids_of(py, text, allowed, permitted, add_special_tokens)?;
-        ids_bytes(py, &[&ids], Some(1))
+        #[cfg(all(not(Py_LIMITED_API), target_endian = "little"))]
+        {
+            Ok(Bound::new(py, IdBuffer::new(ids))?.into_any())
+        }
+        #[cfg(not(all(not(Py_LIMITED_API), target_endian = "little")))]
+        {
+            Ok(ids_bytes(py, &[&ids], Some(1))?.into_any())
+        }
     }
 
     /// A batch as flat little-endian buffers, without one Python int per token:
@@ -875,6 +882,8 @@ fn default_threads() -> usize {
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Tokenizer>()?;
+    #[cfg(all(not(Py_LIMITED_API), target_endian = "little"))]
+    m.add_class::<IdBuffer>()?;
     m.add_class::<TrainedBpe>()?;
     m.add("WordCounter", m.py().get_type::<WordCounter_>())?;
     m.add_function(wrap_pyfunction!(check_regex, m)?)?;
@@ -901,6 +910,88 @@ fn put_le(buf: &mut [u8], ids: &[u32]) {
 /// megabytes for a big batch); a big one is copied on `threads` threads
 /// without the GIL (the first write to each new page of memory is a page
 /// fault, which costs more than the copy: 3 µs a page on a VM).
+/// The ids of one encode as a read-only buffer (Python's buffer protocol)
+/// over the encoder's own vector: `numpy.frombuffer` makes an array of it
+/// with no copy (a copy into a bytes object writes, and on first touch
+/// faults in, a fresh megabyte for each megabyte of text). Little-endian
+/// hosts, full ABI only (the limited API has no buffer protocol before
+/// Python 3.11); elsewhere `encode_flat` returns bytes.
+#[cfg(all(not(Py_LIMITED_API), target_endian = "little"))]
+#[pyclass(frozen, module = "tokensmith._core")]
+struct IdBuffer {
+    ids: Vec<u32>,
+    /// `[len]` and `[4]`: the shape and strides a buffer request may ask for
+    shape: [pyo3::ffi::Py_ssize_t; 1],
+    strides: [pyo3::ffi::Py_ssize_t; 1],
+}
+
+#[cfg(all(not(Py_LIMITED_API), target_endian = "little"))]
+impl IdBuffer {
+    fn new(mut ids: Vec<u32>) -> Self {
+        // (an encode reserves ahead: more than twice the room is given back)
+        if ids.capacity() > 2 * ids.len() {
+            ids.shrink_to_fit();
+        }
+        let n = ids.len() as pyo3::ffi::Py_ssize_t;
+        IdBuffer {
+            ids,
+            shape: [n],
+            strides: [4],
+        }
+    }
+}
+
+#[cfg(all(not(Py_LIMITED_API), target_endian = "little"))]
+#[pymethods]
+impl IdBuffer {
+    /// # Safety
+    /// Called by CPython with a `view` to fill.
+    unsafe fn __getbuffer__(
+        slf: Bound<'_, Self>,
+        view: *mut pyo3::ffi::Py_buffer,
+        flags: std::os::raw::c_int,
+    ) -> PyResult<()> {
+        use pyo3::ffi;
+        if view.is_null() {
+            return Err(pyo3::exceptions::PyBufferError::new_err("no view to fill"));
+        }
+        if flags & ffi::PyBUF_WRITABLE == ffi::PyBUF_WRITABLE {
+            return Err(pyo3::exceptions::PyBufferError::new_err("token ids are read-only"));
+        }
+        let this = slf.get();
+        // SAFETY: `view` is CPython's, valid for writing; the pointers put
+        // in it point into `this`, which the view keeps alive through `obj`
+        // (a new reference, released by CPython with the view), and is
+        // frozen: the vector never changes or moves while it lives.
+        unsafe {
+            (*view).obj = slf.clone().into_any().into_ptr();
+            (*view).buf = this.ids.as_ptr() as *mut std::os::raw::c_void;
+            (*view).len = (this.ids.len() * 4) as ffi::Py_ssize_t;
+            (*view).readonly = 1;
+            (*view).itemsize = 4;
+            (*view).format = if flags & ffi::PyBUF_FORMAT == ffi::PyBUF_FORMAT {
+                c"I".as_ptr() as *mut std::os::raw::c_char
+            } else {
+                std::ptr::null_mut()
+            };
+            (*view).ndim = 1;
+            (*view).shape = if flags & ffi::PyBUF_ND == ffi::PyBUF_ND {
+                this.shape.as_ptr() as *mut ffi::Py_ssize_t
+            } else {
+                std::ptr::null_mut()
+            };
+            (*view).strides = if flags & ffi::PyBUF_STRIDES == ffi::PyBUF_STRIDES {
+                this.strides.as_ptr() as *mut ffi::Py_ssize_t
+            } else {
+                std::ptr::null_mut()
+            };
+            (*view).suboffsets = std::ptr::null_mut();
+            (*view).internal = std::ptr::null_mut();
+        }
+        Ok(())
+    }
+}
+
 fn ids_bytes<'py>(py: Python<'py>, parts: &[&[u32]], threads: Option<usize>) -> PyResult<Bound<'py, PyBytes>> {
     let total: usize = parts.iter().map(|p| p.len()).sum::<usize>() * 4;
     if cfg!(target_endian = "big") {

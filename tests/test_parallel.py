@@ -96,6 +96,39 @@ def test_numpy_paths_match_lists_on_every_kind_of_input(corpus) -> None:
         tok.encode_batch_to_numpy(["fine", "x <|endoftext|> y"])
 
 
+def test_numpy_ids_of_one_text_are_a_read_only_view_that_outlives_its_tokenizer(corpus) -> None:
+    """encode_to_numpy hands numpy the encoder's own id vector (no copy) where
+    it can: the array is read-only through numpy and through the buffer
+    protocol, stays valid after the tokenizer and every other reference are
+    gone, and reads the same ids as encode."""
+    np = pytest.importorskip("numpy")
+    import gc
+
+    tok = ts.train(texts=corpus, vocab_size=500)
+    text = "".join(make_text(i, 200) for i in range(400))
+    want = tok.encode(text)
+    arrays = [tok.encode_to_numpy(text) for _ in range(3)]
+    del tok
+    gc.collect()
+    for a in arrays:
+        assert a.dtype == np.uint32 and a.tolist() == want
+        assert not a.flags.writeable
+        with pytest.raises(ValueError):
+            a[0] = 1
+        view = memoryview(a.base if a.base is not None else a)
+        assert view.readonly and view.nbytes == 4 * len(want)
+        if view.format in ("I", "<I"):
+            assert view.tolist() == want
+        with pytest.raises(TypeError):
+            view.cast("B")[0] = 1
+    # a copy is writable and independent; the views are untouched
+    c = arrays[0].copy()
+    c[0] = c[0] + 1
+    assert arrays[1].tolist() == want
+    del arrays
+    gc.collect()
+
+
 def test_big_numpy_batches_are_copied_in_order(corpus) -> None:
     """A batch whose ids pass a megabyte is copied into its array on the pool,
     in runs of documents: every document's ids land where its offsets say,
