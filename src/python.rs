@@ -403,10 +403,14 @@ impl Tokenizer {
         permitted: Option<&Bound<'_, PyAny>>,
         add_special_tokens: bool,
         num_threads: Option<usize>,
-    ) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
+    ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyBytes>)> {
         let parts = self.batch_ids(py, texts, allowed, permitted, add_special_tokens, num_threads)?;
         let slices: Vec<&[u32]> = parts.iter().map(Vec::as_slice).collect();
-        let ids = ids_bytes(py, &slices, num_threads)?;
+        // (see `IdBuffer`)
+        #[cfg(all(not(Py_LIMITED_API), target_endian = "little"))]
+        let ids = Bound::new(py, IdBuffer::new(ids_vec(py, &slices, num_threads)))?.into_any();
+        #[cfg(not(all(not(Py_LIMITED_API), target_endian = "little")))]
+        let ids = ids_bytes(py, &slices, num_threads)?.into_any();
         let offs = PyBytes::new_with(py, (parts.len() + 1) * 8, |buf| {
             let mut n: u64 = 0;
             buf[..8].copy_from_slice(&n.to_le_bytes());
@@ -898,24 +902,20 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
 }
 
 /// `ids` as little-endian u32 bytes into `buf` (`4 * ids.len()` bytes).
+#[cfg(not(all(not(Py_LIMITED_API), target_endian = "little")))]
 fn put_le(buf: &mut [u8], ids: &[u32]) {
     for (out, id) in buf.chunks_exact_mut(4).zip(ids) {
         out.copy_from_slice(&id.to_le_bytes());
     }
 }
 
-/// The ids of `parts`, one after the other, as a little-endian u32 buffer.
-/// On a little-endian machine the bytes object is made uninitialised and
-/// the ids copied in (`PyBytes::new_with` would first zero it: a pass over
-/// megabytes for a big batch); a big one is copied on `threads` threads
-/// without the GIL (the first write to each new page of memory is a page
-/// fault, which costs more than the copy: 3 µs a page on a VM).
-/// The ids of one encode as a read-only buffer (Python's buffer protocol)
-/// over the encoder's own vector: `numpy.frombuffer` makes an array of it
+/// The ids of an encode (or a batch) as a read-only buffer (Python's
+/// buffer protocol) over the encoder's own vector: `numpy.frombuffer` makes an array of it
 /// with no copy (a copy into a bytes object writes, and on first touch
 /// faults in, a fresh megabyte for each megabyte of text). Little-endian
 /// hosts, full ABI only (the limited API has no buffer protocol before
-/// Python 3.11); elsewhere `encode_flat` returns bytes.
+/// Python 3.11); elsewhere `encode_flat` and `encode_batch_flat` return
+/// bytes.
 #[cfg(all(not(Py_LIMITED_API), target_endian = "little"))]
 #[pyclass(frozen, module = "tokensmith._core")]
 struct IdBuffer {
@@ -992,6 +992,13 @@ impl IdBuffer {
     }
 }
 
+/// The ids of `parts`, one after the other, as a little-endian u32 buffer.
+/// On a little-endian machine the bytes object is made uninitialised and
+/// the ids copied in (`PyBytes::new_with` would first zero it: a pass over
+/// megabytes for a big batch); a big one is copied on `threads` threads
+/// without the GIL (the first write to each new page of memory is a page
+/// fault, which costs more than the copy: 3 µs a page on a VM).
+#[cfg(not(all(not(Py_LIMITED_API), target_endian = "little")))]
 fn ids_bytes<'py>(py: Python<'py>, parts: &[&[u32]], threads: Option<usize>) -> PyResult<Bound<'py, PyBytes>> {
     let total: usize = parts.iter().map(|p| p.len()).sum::<usize>() * 4;
     if cfg!(target_endian = "big") {
@@ -1017,35 +1024,61 @@ fn ids_bytes<'py>(py: Python<'py>, parts: &[&[u32]], threads: Option<usize>) -> 
         }
         let obj = Bound::from_owned_ptr(py, obj);
         let dst = ffi::PyBytes_AsString(obj.as_ptr()) as *mut u8;
-        if total < PARALLEL_COPY_BYTES || parts.len() < 2 {
-            copy_parts(parts, dst);
-        } else {
-            // (the address as an integer: the pool's threads may take it)
-            let at = dst as usize;
-            py.detach(|| {
-                crate::parallel::install(threads, || {
-                    // contiguous runs of parts of about equal size, one per task
-                    let tasks = rayon::current_num_threads().max(1) * 4;
-                    let mut runs: Vec<(usize, usize, usize)> = Vec::with_capacity(tasks);
-                    let (mut first, mut start, mut bytes) = (0, 0, 0);
-                    for (i, p) in parts.iter().enumerate() {
-                        bytes += p.len() * 4;
-                        if bytes >= total.div_ceil(tasks) || i + 1 == parts.len() {
-                            runs.push((first, i + 1, start));
-                            (first, start, bytes) = (i + 1, start + bytes, 0);
-                        }
-                    }
-                    use rayon::prelude::*;
-                    runs.par_iter().for_each(|&(a, b, offset)| {
-                        // SAFETY: each run writes its own range of the bytes
-                        // object, which outlives this call
-                        copy_parts(&parts[a..b], (at + offset) as *mut u8);
-                    });
-                })
-            });
-        }
+        fill_ids(py, parts, threads, dst, total);
         Ok(obj.cast_into_unchecked())
     }
+}
+
+/// The ids of `parts`, one after the other, in one vector (for an
+/// `IdBuffer`; see `ids_bytes`).
+#[cfg(all(not(Py_LIMITED_API), target_endian = "little"))]
+fn ids_vec(py: Python<'_>, parts: &[&[u32]], threads: Option<usize>) -> Vec<u32> {
+    let n: usize = parts.iter().map(|p| p.len()).sum();
+    let mut ids: Vec<u32> = Vec::with_capacity(n);
+    // SAFETY: the vector has room for `n` ids, and `fill_ids` writes every
+    // one of them before the length is set
+    unsafe {
+        fill_ids(py, parts, threads, ids.as_mut_ptr() as *mut u8, n * 4);
+        ids.set_len(n);
+    }
+    ids
+}
+
+/// Copy the ids of `parts`, one after the other, to `dst` (`total` bytes,
+/// all of them), on the pool when they are many.
+///
+/// # Safety
+/// `dst` is valid for writes of `total` bytes, the parts' total length
+/// times 4, and nothing else reads or writes them meanwhile.
+unsafe fn fill_ids(py: Python<'_>, parts: &[&[u32]], threads: Option<usize>, dst: *mut u8, total: usize) {
+    if total < PARALLEL_COPY_BYTES || parts.len() < 2 {
+        // SAFETY: (the caller's) room for every part
+        unsafe { copy_parts(parts, dst) };
+        return;
+    }
+    // (the address as an integer: the pool's threads may take it)
+    let at = dst as usize;
+    py.detach(|| {
+        crate::parallel::install(threads, || {
+            // contiguous runs of parts of about equal size, one per task
+            let tasks = rayon::current_num_threads().max(1) * 4;
+            let mut runs: Vec<(usize, usize, usize)> = Vec::with_capacity(tasks);
+            let (mut first, mut start, mut bytes) = (0, 0, 0);
+            for (i, p) in parts.iter().enumerate() {
+                bytes += p.len() * 4;
+                if bytes >= total.div_ceil(tasks) || i + 1 == parts.len() {
+                    runs.push((first, i + 1, start));
+                    (first, start, bytes) = (i + 1, start + bytes, 0);
+                }
+            }
+            use rayon::prelude::*;
+            runs.par_iter().for_each(|&(a, b, offset)| {
+                // SAFETY: each run writes its own range of the caller's
+                // buffer, which outlives this call
+                unsafe { copy_parts(&parts[a..b], (at + offset) as *mut u8) };
+            });
+        })
+    });
 }
 
 /// Outputs this big are copied on the pool (see `ids_bytes`).

@@ -144,6 +144,7 @@ def test_big_numpy_batches_are_copied_in_order(corpus) -> None:
     for threads in (1, 2, 3, 8):
         ids, offsets = tok.encode_batch_to_numpy(docs, num_threads=threads)
         assert ids.dtype == np.uint32 and len(offsets) == len(docs) + 1
+        assert not ids.flags.writeable
         assert [ids[offsets[i] : offsets[i + 1]].tolist() for i in range(len(docs))] == want
     # one big document and a few small ones: runs of very different sizes
     big = "".join(make_text(i, 120) for i in range(1500))
