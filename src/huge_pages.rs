@@ -173,27 +173,38 @@ mod imp {
 // SAFETY: blocks are mapped and unmapped whole, at the size their layout
 // gives (which decides, the same way each time, whose block it is), and
 // the system allocator serves every other layout.
+impl HugePages {
+    /// `alloc`, or `alloc_zeroed` when `zeroed`.
+    ///
+    /// # Safety
+    /// As `GlobalAlloc::alloc`.
+    #[inline]
+    unsafe fn get(&self, layout: Layout, zeroed: bool) -> *mut u8 {
+        // SAFETY: a block of ours, for this layout; else the caller's
+        // layout, as given, for the system allocator
+        unsafe {
+            if imp::ours(layout.size(), layout.align()) {
+                imp::alloc(layout.size(), zeroed)
+            } else if zeroed {
+                System.alloc_zeroed(layout)
+            } else {
+                System.alloc(layout)
+            }
+        }
+    }
+}
+
 unsafe impl GlobalAlloc for HugePages {
     #[inline]
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if imp::ours(layout.size(), layout.align()) {
-            // SAFETY: a block of ours, for this layout
-            unsafe { imp::alloc(layout.size(), false) }
-        } else {
-            // SAFETY: the caller's layout, as given
-            unsafe { System.alloc(layout) }
-        }
+        // SAFETY: (the caller's) a valid layout
+        unsafe { self.get(layout, false) }
     }
 
     #[inline]
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        if imp::ours(layout.size(), layout.align()) {
-            // SAFETY: a block of ours, for this layout
-            unsafe { imp::alloc(layout.size(), true) }
-        } else {
-            // SAFETY: the caller's layout, as given
-            unsafe { System.alloc_zeroed(layout) }
-        }
+        // SAFETY: (the caller's) a valid layout
+        unsafe { self.get(layout, true) }
     }
 
     #[inline]

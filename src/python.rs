@@ -382,14 +382,7 @@ impl Tokenizer {
         add_special_tokens: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
         let ids = self.ids_of(py, text, allowed, permitted, add_special_tokens)?;
-        #[cfg(all(not(Py_LIMITED_API), target_endian = "little"))]
-        {
-            Ok(Bound::new(py, IdBuffer::new(ids))?.into_any())
-        }
-        #[cfg(not(all(not(Py_LIMITED_API), target_endian = "little")))]
-        {
-            Ok(ids_bytes(py, &[&ids], Some(1))?.into_any())
-        }
+        ids_out(py, ids)
     }
 
     /// A batch as flat little-endian buffers, without one Python int per token:
@@ -406,11 +399,7 @@ impl Tokenizer {
     ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyBytes>)> {
         let parts = self.batch_ids(py, texts, allowed, permitted, add_special_tokens, num_threads)?;
         let slices: Vec<&[u32]> = parts.iter().map(Vec::as_slice).collect();
-        // (see `IdBuffer`)
-        #[cfg(all(not(Py_LIMITED_API), target_endian = "little"))]
-        let ids = Bound::new(py, IdBuffer::new(ids_vec(py, &slices, num_threads)))?.into_any();
-        #[cfg(not(all(not(Py_LIMITED_API), target_endian = "little")))]
-        let ids = ids_bytes(py, &slices, num_threads)?.into_any();
+        let ids = parts_out(py, &slices, num_threads)?;
         let offs = PyBytes::new_with(py, (parts.len() + 1) * 8, |buf| {
             let mut n: u64 = 0;
             buf[..8].copy_from_slice(&n.to_le_bytes());
@@ -1029,10 +1018,16 @@ fn ids_bytes<'py>(py: Python<'py>, parts: &[&[u32]], threads: Option<usize>) -> 
     }
 }
 
-/// The ids of `parts`, one after the other, in one vector (for an
-/// `IdBuffer`; see `ids_bytes`).
+/// One text's ids as `encode_flat` returns them: an `IdBuffer` over them.
 #[cfg(all(not(Py_LIMITED_API), target_endian = "little"))]
-fn ids_vec(py: Python<'_>, parts: &[&[u32]], threads: Option<usize>) -> Vec<u32> {
+fn ids_out(py: Python<'_>, ids: Vec<u32>) -> PyResult<Bound<'_, PyAny>> {
+    Ok(Bound::new(py, IdBuffer::new(ids))?.into_any())
+}
+
+/// The ids of `parts`, one after the other, as `encode_batch_flat`
+/// returns them: gathered into one vector, and an `IdBuffer` over it.
+#[cfg(all(not(Py_LIMITED_API), target_endian = "little"))]
+fn parts_out<'py>(py: Python<'py>, parts: &[&[u32]], threads: Option<usize>) -> PyResult<Bound<'py, PyAny>> {
     let n: usize = parts.iter().map(|p| p.len()).sum();
     let mut ids: Vec<u32> = Vec::with_capacity(n);
     // SAFETY: the vector has room for `n` ids, and `fill_ids` writes every
@@ -1041,7 +1036,19 @@ fn ids_vec(py: Python<'_>, parts: &[&[u32]], threads: Option<usize>) -> Vec<u32>
         fill_ids(py, parts, threads, ids.as_mut_ptr() as *mut u8, n * 4);
         ids.set_len(n);
     }
-    ids
+    ids_out(py, ids)
+}
+
+/// `ids_out` where there is no `IdBuffer`: little-endian bytes.
+#[cfg(not(all(not(Py_LIMITED_API), target_endian = "little")))]
+fn ids_out(py: Python<'_>, ids: Vec<u32>) -> PyResult<Bound<'_, PyAny>> {
+    Ok(ids_bytes(py, &[&ids], Some(1))?.into_any())
+}
+
+/// `parts_out` where there is no `IdBuffer`: little-endian bytes.
+#[cfg(not(all(not(Py_LIMITED_API), target_endian = "little")))]
+fn parts_out<'py>(py: Python<'py>, parts: &[&[u32]], threads: Option<usize>) -> PyResult<Bound<'py, PyAny>> {
+    Ok(ids_bytes(py, parts, threads)?.into_any())
 }
 
 /// Copy the ids of `parts`, one after the other, to `dst` (`total` bytes,
