@@ -7,11 +7,13 @@ official encodings (its own patterns and special tokens) without a network.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import pickle
 import random
 import shutil
+import string
 from pathlib import Path
 
 import pytest
@@ -126,6 +128,27 @@ def test_long_runs(pair) -> None:
     facade, real = pair
     for text in runs():
         assert facade.encode(text) == real.encode(text), repr(text[:5])
+
+
+def test_long_random_pieces(pair) -> None:
+    # words of 16 to 31 bytes are merged together in the encoder's wide
+    # lanes (where the CPU has AVX2), longer ones one by one; random words,
+    # base64 and hex are new pieces nearly every time, and the same text
+    # again comes from the caches
+    facade, real = pair
+    rng = random.Random(11)
+    words = ["".join(rng.choices(string.ascii_letters, k=rng.randint(1, 40))) for _ in range(20_000)]
+    assert sum(16 <= len(w) + 1 <= 31 for w in words) > 5_000
+    texts = [
+        " ".join(words),
+        base64.b64encode(rng.randbytes(60_000)).decode(),
+        rng.randbytes(30_000).hex(),
+        "\n".join(" ".join(words[i : i + 7]) for i in range(0, len(words), 7)),
+    ]
+    for text in texts + texts[:1]:
+        assert facade.encode_ordinary(text) == real.encode_ordinary(text)
+    docs = [text[i : i + 3_000] for text in texts for i in range(0, len(text), 3_000)]
+    assert facade.encode_ordinary_batch(docs) == real.encode_ordinary_batch(docs)
 
 
 def test_special_tokens(pair) -> None:

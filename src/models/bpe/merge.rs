@@ -355,21 +355,24 @@ const LANES: usize = 8;
 /// Longest piece `merge_bytes_many` takes.
 pub const MANY_MAX: usize = 15;
 
-/// A piece of at most `MANY_MAX` bytes being merged by `merge_bytes_many`:
-/// `scan_loop`'s state in fixed arrays of 16, and the two pairs whose ranks
-/// are still to be read. Position 15 is never a symbol (pieces have at most
-/// 15 bytes): it holds `PAD`, its rank stays `NO_MERGE`, and it stands in for
-/// a missing neighbour, so that every step reads exactly two ranks and
+/// Longest piece `merge_bytes_many_wide` takes.
+pub const WIDE_MAX: usize = 31;
+
+/// A piece of at most `W - 1` bytes (`W` is 16 or 32) being merged by
+/// `merge_bytes_many`: `scan_loop`'s state in fixed arrays of `W`, and the
+/// two pairs whose ranks are still to be read. Position `W - 1` is never a
+/// symbol: it holds `PAD`, its rank stays `NO_MERGE`, and it stands in for a
+/// missing neighbour, so that every step reads exactly two ranks and
 /// branches on neither end of the piece.
 #[derive(Clone, Copy)]
 #[repr(C, align(64))]
-struct Lane {
-    rank: [i32; 16],
-    id: [u32; 16],
+struct Lane<const W: usize> {
+    rank: [i32; W],
+    id: [u32; W],
     /// the symbols; `PAD` from `n` on
-    syms: [u32; 16],
-    next: [u8; 16],
-    prev: [u8; 16],
+    syms: [u32; W],
+    next: [u8; W],
+    prev: [u8; W],
     /// positions whose pair with the next symbol needs its rank
     todo: [u8; 2],
     /// where those pairs are in the pair table (`PairLookup::locate`)
@@ -384,17 +387,39 @@ struct Lane {
 /// no pair with it merges.
 const PAD: u32 = u32::MAX - 1;
 
-/// The padding position of a lane (see `Lane`).
-const LAST: u8 = MANY_MAX as u8;
+impl<const W: usize> Lane<W> {
+    /// The padding position (see `Lane`).
+    const LAST: u8 = (W - 1) as u8;
 
-impl Lane {
-    const FREE: Lane = Lane {
-        rank: [NO_MERGE; 16],
-        id: [0; 16],
-        syms: [PAD; 16],
-        next: NEXT0,
-        prev: PREV0,
-        todo: [LAST; 2],
+    /// `next` of a new piece: each position's next, the padding its own.
+    const NEXT0: [u8; W] = {
+        let mut a = [0u8; W];
+        let mut i = 0;
+        while i < W {
+            a[i] = if i + 1 < W { (i + 1) as u8 } else { (W - 1) as u8 };
+            i += 1;
+        }
+        a
+    };
+
+    /// `prev` of a new piece: the first position's is the padding.
+    const PREV0: [u8; W] = {
+        let mut a = [0u8; W];
+        let mut i = 0;
+        while i < W {
+            a[i] = if i == 0 { (W - 1) as u8 } else { (i - 1) as u8 };
+            i += 1;
+        }
+        a
+    };
+
+    const FREE: Self = Lane {
+        rank: [NO_MERGE; W],
+        id: [0; W],
+        syms: [PAD; W],
+        next: Self::NEXT0,
+        prev: Self::PREV0,
+        todo: [Self::LAST; 2],
         at: [0; 2],
         n: 0,
         piece: usize::MAX,
@@ -405,15 +430,15 @@ impl Lane {
     #[inline(always)]
     fn start(&mut self, k: usize, piece: &[u8], byte_ids: &[u32; 256], table: &[(i32, u32)], pad: usize) {
         let n = piece.len();
-        debug_assert!((2..=MANY_MAX).contains(&n));
+        debug_assert!((2..W).contains(&n));
         self.piece = k;
         self.n = n as u8;
-        self.todo = [LAST; 2];
+        self.todo = [Self::LAST; 2];
         self.at = [pad; 2];
-        self.next = NEXT0;
-        self.prev = PREV0;
-        self.syms = [PAD; 16];
-        self.rank = [NO_MERGE; 16];
+        self.next = Self::NEXT0;
+        self.prev = Self::PREV0;
+        self.syms = [PAD; W];
+        self.rank = [NO_MERGE; W];
         for (i, &b) in piece.iter().enumerate() {
             self.syms[i] = byte_ids[b as usize];
         }
@@ -426,7 +451,7 @@ impl Lane {
     /// (leftmost first) and start loading the two pairs that merge makes.
     /// True when no pair merges: the piece is done.
     #[inline(always)]
-    fn step<R: RankVec>(&mut self, merges: &impl PairLookup) -> bool {
+    fn step<R: RankVec<W>>(&mut self, merges: &impl PairLookup) -> bool {
         // (the ranks as they were, read before the two new ones are stored:
         // a vector load of bytes just stored one by one waits until the
         // stores are done; the new ranks are put in the vectors instead)
@@ -442,19 +467,19 @@ impl Lane {
         if best == NO_MERGE {
             return true;
         }
-        let i = hits.trailing_zeros() as usize & 15;
-        let j = self.next[i] as usize & 15;
+        let i = hits.trailing_zeros() as usize & (W - 1);
+        let j = self.next[i] as usize & (W - 1);
         self.syms[i] = self.id[i];
         self.rank[j] = NO_MERGE;
         let k = self.next[j];
         self.next[i] = k;
         // (`k` may be the end, `n`: its `prev` is never read)
-        self.prev[k as usize & 15] = i as u8;
+        self.prev[k as usize & (W - 1)] = i as u8;
         let p = self.prev[i];
         self.todo = [i as u8, p];
         self.at = [
-            merges.locate(self.syms[i], self.syms[k as usize & 15]),
-            merges.locate(self.syms[p as usize & 15], self.syms[i]),
+            merges.locate(self.syms[i], self.syms[k as usize & (W - 1)]),
+            merges.locate(self.syms[p as usize & (W - 1)], self.syms[i]),
         ];
         merges.prefetch_at(self.at[0]);
         merges.prefetch_at(self.at[1]);
@@ -463,7 +488,7 @@ impl Lane {
 
     /// The tokens the piece merged into, in order, to `out`; how many.
     #[inline(always)]
-    fn finish(&self, out: &mut [u32; MANY_MAX + 1]) -> u8 {
+    fn finish(&self, out: &mut [u32; W]) -> u8 {
         let (mut w, mut i) = (0, 0);
         while i < self.n as usize {
             out[w] = self.syms[i];
@@ -474,16 +499,11 @@ impl Lane {
     }
 }
 
-/// `Lane::next` of a new piece: each position's next, the padding its own.
-const NEXT0: [u8; 16] = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 15];
-/// `Lane::prev` of a new piece: the first position's is the padding.
-const PREV0: [u8; 16] = [15, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14];
-
-/// A lane's 16 ranks in vector registers.
-trait RankVec: Copy {
+/// A lane's `W` ranks in vector registers.
+trait RankVec<const W: usize>: Copy {
     /// The ranks of `rank`.
-    fn load(rank: &[i32; 16]) -> Self;
-    /// The ranks with `rank` at position `i` (below 16).
+    fn load(rank: &[i32; W]) -> Self;
+    /// The ranks with `rank` at position `i` (below `W`).
     fn with(self, i: usize, rank: i32) -> Self;
     /// The lowest rank, and a bit for each position that holds it.
     fn lowest(self) -> (i32, u32);
@@ -499,7 +519,7 @@ struct Ranks {
 }
 
 #[cfg(target_arch = "x86_64")]
-impl RankVec for Ranks {
+impl RankVec<16> for Ranks {
     #[inline(always)]
     fn load(rank: &[i32; 16]) -> Self {
         use std::arch::x86_64::*;
@@ -560,7 +580,7 @@ impl RankVec for Ranks {
 }
 
 #[cfg(not(target_arch = "x86_64"))]
-impl RankVec for Ranks {
+impl RankVec<16> for Ranks {
     #[inline(always)]
     fn load(rank: &[i32; 16]) -> Self {
         Ranks { v: *rank }
@@ -593,7 +613,7 @@ struct Ranks8 {
 }
 
 #[cfg(target_arch = "x86_64")]
-impl RankVec for Ranks8 {
+impl RankVec<16> for Ranks8 {
     #[inline(always)]
     fn load(rank: &[i32; 16]) -> Self {
         use std::arch::x86_64::*;
@@ -642,6 +662,97 @@ impl RankVec for Ranks8 {
     }
 }
 
+/// `RankVec` of a wide lane (32 ranks) in four AVX2 registers. Only made
+/// inside `merge_bytes_many_wide_avx2`, which runs where AVX2 is.
+#[cfg(target_arch = "x86_64")]
+#[derive(Clone, Copy)]
+struct Ranks32 {
+    v: [std::arch::x86_64::__m256i; 4],
+}
+
+#[cfg(target_arch = "x86_64")]
+impl RankVec<32> for Ranks32 {
+    #[inline(always)]
+    fn load(rank: &[i32; 32]) -> Self {
+        use std::arch::x86_64::*;
+        let p = rank.as_ptr() as *const __m256i;
+        // SAFETY: made only where AVX2 is (see the type); the loads read
+        // the 128 bytes of `rank`.
+        unsafe {
+            Ranks32 {
+                v: [
+                    _mm256_loadu_si256(p),
+                    _mm256_loadu_si256(p.add(1)),
+                    _mm256_loadu_si256(p.add(2)),
+                    _mm256_loadu_si256(p.add(3)),
+                ],
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn with(self, i: usize, rank: i32) -> Self {
+        use std::arch::x86_64::*;
+        // SAFETY: made only where AVX2 is (see the type).
+        unsafe {
+            let at = _mm256_set1_epi32(i as i32);
+            let r = _mm256_set1_epi32(rank);
+            let mut v = self.v;
+            for (k, v) in v.iter_mut().enumerate() {
+                let k = 8 * k as i32;
+                let here = _mm256_cmpeq_epi32(
+                    at,
+                    _mm256_setr_epi32(k, k + 1, k + 2, k + 3, k + 4, k + 5, k + 6, k + 7),
+                );
+                *v = _mm256_blendv_epi8(*v, r, here);
+            }
+            Ranks32 { v }
+        }
+    }
+
+    #[inline(always)]
+    fn lowest(self) -> (i32, u32) {
+        use std::arch::x86_64::*;
+        // SAFETY: made only where AVX2 is (see the type).
+        unsafe {
+            let [a, b, c, d] = self.v;
+            let m = _mm256_min_epi32(_mm256_min_epi32(a, b), _mm256_min_epi32(c, d));
+            let m = _mm256_min_epi32(m, _mm256_permute2x128_si256(m, m, 1));
+            let m = _mm256_min_epi32(m, _mm256_shuffle_epi32(m, 0b01_00_11_10));
+            let m = _mm256_min_epi32(m, _mm256_shuffle_epi32(m, 0b10_11_00_01));
+            let mask = |x: __m256i| _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(x, m))) as u32;
+            (
+                _mm256_cvtsi256_si32(m),
+                mask(a) | (mask(b) << 8) | (mask(c) << 16) | (mask(d) << 24),
+            )
+        }
+    }
+}
+
+/// `RankVec` as a plain array, for any width (the reference the vector
+/// versions are tested against).
+#[cfg(test)]
+#[derive(Clone, Copy)]
+struct RankArray<const W: usize>([i32; W]);
+
+#[cfg(test)]
+impl<const W: usize> RankVec<W> for RankArray<W> {
+    fn load(rank: &[i32; W]) -> Self {
+        RankArray(*rank)
+    }
+
+    fn with(mut self, i: usize, rank: i32) -> Self {
+        self.0[i] = rank;
+        self
+    }
+
+    fn lowest(self) -> (i32, u32) {
+        let best = self.0.iter().copied().fold(NO_MERGE, i32::min);
+        let hits = (0..W).filter(|&k| self.0[k] == best).fold(0u32, |m, k| m | (1 << k));
+        (best, hits)
+    }
+}
+
 /// `merge_bytes` of several pieces (each of 1 to `MANY_MAX` bytes, every
 /// byte a token), several at a time: a merge step of one piece, then of the
 /// next, each step starting the loads of the pairs its merge makes and
@@ -664,7 +775,7 @@ pub fn merge_bytes_many<'a>(
         unsafe { merge_bytes_many_avx2(count, piece, byte_ids, table, merges, ids, counts) };
         return;
     }
-    merge_bytes_many_with::<Ranks>(count, piece, byte_ids, table, merges, ids, counts);
+    merge_bytes_many_with::<16, Ranks>(count, piece, byte_ids, table, merges, ids, counts);
 }
 
 /// `merge_bytes_many` compiled for AVX2.
@@ -679,34 +790,83 @@ unsafe fn merge_bytes_many_avx2<'a>(
     ids: &mut [[u32; MANY_MAX + 1]],
     counts: &mut [u8],
 ) {
-    merge_bytes_many_with::<Ranks8>(count, piece, byte_ids, table, merges, ids, counts);
+    merge_bytes_many_with::<16, Ranks8>(count, piece, byte_ids, table, merges, ids, counts);
 }
 
-#[inline(always)]
-fn merge_bytes_many_with<'a, R: RankVec>(
+/// `merge_bytes_many` for pieces of up to `WIDE_MAX` bytes (the lanes twice
+/// as wide), where the CPU has AVX2; false (and nothing done) elsewhere:
+/// the caller then merges the pieces one by one.
+pub fn merge_bytes_many_wide<'a>(
     count: usize,
     piece: impl Fn(usize) -> &'a [u8],
     byte_ids: &[u32; 256],
     table: &[(i32, u32)],
     merges: &impl PairLookup,
-    ids: &mut [[u32; MANY_MAX + 1]],
+    ids: &mut [[u32; WIDE_MAX + 1]],
+    counts: &mut [u8],
+) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx2") {
+        // SAFETY: AVX2 is there.
+        unsafe { merge_bytes_many_wide_avx2(count, piece, byte_ids, table, merges, ids, counts) };
+        return true;
+    }
+    let _ = (count, piece, byte_ids, table, merges, ids, counts);
+    false
+}
+
+/// Whether `merge_bytes_many_wide` works on this CPU.
+pub fn wide_lanes() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::is_x86_feature_detected!("avx2")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+/// `merge_bytes_many_wide` compiled for AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn merge_bytes_many_wide_avx2<'a>(
+    count: usize,
+    piece: impl Fn(usize) -> &'a [u8],
+    byte_ids: &[u32; 256],
+    table: &[(i32, u32)],
+    merges: &impl PairLookup,
+    ids: &mut [[u32; WIDE_MAX + 1]],
+    counts: &mut [u8],
+) {
+    merge_bytes_many_with::<32, Ranks32>(count, piece, byte_ids, table, merges, ids, counts);
+}
+
+#[inline(always)]
+fn merge_bytes_many_with<'a, const W: usize, R: RankVec<W>>(
+    count: usize,
+    piece: impl Fn(usize) -> &'a [u8],
+    byte_ids: &[u32; 256],
+    table: &[(i32, u32)],
+    merges: &impl PairLookup,
+    ids: &mut [[u32; W]],
     counts: &mut [u8],
 ) {
     debug_assert!(ids.len() >= count && counts.len() >= count);
     // (a single byte is its token)
     for k in 0..count {
         let p = piece(k);
-        debug_assert!((1..=MANY_MAX).contains(&p.len()));
+        debug_assert!((1..W).contains(&p.len()));
         if p.len() < 2 {
             ids[k][0] = byte_ids[p[0] as usize];
             counts[k] = 1;
         }
     }
-    let mut lanes = [Lane::FREE; LANES];
+    let mut lanes = [Lane::<W>::FREE; LANES];
     let pad = merges.locate(PAD, PAD);
     let mut taken = 0;
     // start a lane on the next piece that needs merging
-    let mut take = |lane: &mut Lane| {
+    let mut take = |lane: &mut Lane<W>| {
         while taken < count {
             let (k, p) = (taken, piece(taken));
             taken += 1;
@@ -928,9 +1088,9 @@ mod tests {
         }
     }
 
-    #[test]
-    fn many_at_once_merge_like_one_at_a_time() {
-        // bytes 0..4 are tokens 10..14; merges that overlap and chain
+    /// Bytes 0..4 as tokens 10..14, merges that overlap and chain, and
+    /// 400 pieces of 1 to `max` of those bytes.
+    fn toy_pieces(max: usize) -> ([u32; 256], Merges, Vec<Vec<u8>>) {
         let mut byte_ids = [u32::MAX; 256];
         for b in 0..4u32 {
             byte_ids[b as usize] = 10 + b;
@@ -952,13 +1112,11 @@ mod tests {
         {
             merges.insert((a, b), (20 + k as u32, 20 + k as u32));
         }
-        let table = PairTable::new(&merges);
-        let bytes = byte_pair_table(&table, &byte_ids);
         let mut x = 5u64;
         let pieces: Vec<Vec<u8>> = (0..400)
             .map(|_| {
                 x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-                let len = 1 + (x >> 33) as usize % MANY_MAX;
+                let len = 1 + (x >> 33) as usize % max;
                 (0..len)
                     .map(|_| {
                         x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
@@ -967,6 +1125,14 @@ mod tests {
                     .collect()
             })
             .collect();
+        (byte_ids, merges, pieces)
+    }
+
+    #[test]
+    fn many_at_once_merge_like_one_at_a_time() {
+        let (byte_ids, merges, pieces) = toy_pieces(MANY_MAX);
+        let table = PairTable::new(&merges);
+        let bytes = byte_pair_table(&table, &byte_ids);
         let want: Vec<Vec<u32>> = pieces
             .iter()
             .map(|p| {
@@ -1015,7 +1181,7 @@ mod tests {
             // the portable (SSE2) lanes too, whatever this machine has
             let mut ids3 = vec![[0u32; MANY_MAX + 1]; batch.len()];
             let mut counts3 = vec![0u8; batch.len()];
-            merge_bytes_many_with::<Ranks>(
+            merge_bytes_many_with::<16, Ranks>(
                 batch.len(),
                 |i| batch[i],
                 &byte_ids,
@@ -1032,8 +1198,58 @@ mod tests {
         }
     }
 
+    #[test]
+    fn wide_lanes_merge_like_one_at_a_time() {
+        let (byte_ids, merges, pieces) = toy_pieces(WIDE_MAX);
+        let table = PairTable::new(&merges);
+        let bytes = byte_pair_table(&table, &byte_ids);
+        let want: Vec<Vec<u32>> = pieces
+            .iter()
+            .map(|p| {
+                let mut syms = Vec::new();
+                assert!(merge_bytes(p, &byte_ids, &bytes, &merges, &mut syms));
+                syms.iter().map(|s| s.0).collect()
+            })
+            .collect();
+        // pieces that use the lanes' second half, and merge a lot
+        assert!(pieces.iter().filter(|p| p.len() > MANY_MAX).count() > 150);
+        assert!(want.iter().any(|w| w.len() == 1) && want.iter().any(|w| w.len() > 8));
+        let mut wide = wide_lanes();
+        if !wide {
+            eprintln!("no wide lanes on this machine: only the portable ones tested");
+        }
+        for size in [1, LANES, LANES + 1, 37, 400] {
+            for (c, batch) in pieces.chunks(size).enumerate() {
+                let k = batch.len();
+                let (mut ids, mut counts) = (vec![[0u32; WIDE_MAX + 1]; k], vec![0u8; k]);
+                // the portable lanes, on any machine
+                merge_bytes_many_with::<32, RankArray<32>>(
+                    k,
+                    |i| &batch[i],
+                    &byte_ids,
+                    &bytes,
+                    &table,
+                    &mut ids,
+                    &mut counts,
+                );
+                for (i, w) in want[c * size..][..k].iter().enumerate() {
+                    assert_eq!(&ids[i][..counts[i] as usize], &w[..], "{:?}", batch[i]);
+                }
+                let (mut ids2, mut counts2) = (vec![[0u32; WIDE_MAX + 1]; k], vec![0u8; k]);
+                wide = merge_bytes_many_wide(k, |i| &batch[i], &byte_ids, &bytes, &table, &mut ids2, &mut counts2);
+                assert_eq!(wide, wide_lanes());
+                if wide {
+                    assert_eq!(counts, counts2);
+                    for i in 0..k {
+                        assert_eq!(ids[i][..counts[i] as usize], ids2[i][..counts[i] as usize]);
+                    }
+                }
+            }
+        }
+    }
+
     /// `RankVec::with` and `lowest` against a plain array.
-    fn rank_vec_like_an_array<R: RankVec>() {
+    fn rank_vec_like_an_array<const W: usize, R: RankVec<W>>() {
         let mut x = 11u64;
         let mut next = |m: u64| {
             x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
@@ -1041,26 +1257,27 @@ mod tests {
         };
         for _ in 0..2000 {
             // few distinct ranks, so that the lowest is often repeated
-            let mut rank = [NO_MERGE; 16];
+            let mut rank = [NO_MERGE; W];
             for r in rank.iter_mut() {
                 if next(3) > 0 {
                     *r = next(6) as i32;
                 }
             }
-            let (i, j) = (next(16) as usize, next(16) as usize);
+            let (i, j) = (next(W as u64) as usize, next(W as u64) as usize);
             let (ri, rj) = (next(6) as i32, if next(4) == 0 { NO_MERGE } else { next(6) as i32 });
             let got = R::load(&rank).with(i, ri).with(j, rj).lowest();
             rank[i] = ri;
             rank[j] = rj;
             let best = *rank.iter().min().unwrap();
-            let hits = (0..16).filter(|&k| rank[k] == best).fold(0u32, |m, k| m | (1 << k));
+            let hits = (0..W).filter(|&k| rank[k] == best).fold(0u32, |m, k| m | (1 << k));
             assert_eq!(got, (best, hits), "{rank:?}");
         }
     }
 
     #[test]
     fn rank_vectors_find_the_lowest_and_where() {
-        rank_vec_like_an_array::<Ranks>();
+        rank_vec_like_an_array::<16, Ranks>();
+        rank_vec_like_an_array::<32, RankArray<32>>();
         #[cfg(target_arch = "x86_64")]
         if std::is_x86_feature_detected!("avx2") {
             // SAFETY: AVX2 is there.
@@ -1073,7 +1290,8 @@ mod tests {
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2")]
     unsafe fn avx2_rank_vec() {
-        rank_vec_like_an_array::<Ranks8>();
+        rank_vec_like_an_array::<16, Ranks8>();
+        rank_vec_like_an_array::<32, Ranks32>();
     }
 
     #[test]

@@ -544,6 +544,11 @@ impl Bpe {
         // documents would otherwise allocate them for each)
         let mut work = std::mem::take(&mut local.work);
         work.defer = self.merges_from_bytes() && self.dropout.is_none_or(|d| d <= 0.0);
+        // Pieces of `SHORT_MAX` to `WIDE_MAX` bytes the vocabulary and the
+        // shared cache lack (random text, new long names) wait too, for the
+        // wide lanes where the CPU has them: merged one by one, a piece
+        // waits for memory at every merge.
+        let defer_long = work.defer && merge::wide_lanes();
         // A short piece the hot cache holds goes out at once. Any other
         // leaves a mark in `out` and waits for `CHUNK` of them: meanwhile
         // the table slots it needs are loading (a cold piece is otherwise a
@@ -559,27 +564,32 @@ impl Bpe {
             #[inline(always)]
             |s, e| {
                 let piece = &bytes[s..e];
-                if piece.len() > SHORT_MAX {
+                let (key, h) = if piece.len() <= SHORT_MAX {
+                    let key = short_key_at(bytes, s, piece.len());
+                    let h = PieceTable::hash(&key);
+                    let slot = &local.hot[(h >> (64 - HOT_BITS)) as usize];
+                    if slot.key == key {
+                        // (one id mostly: no call to copy a slice)
+                        if slot.n == 1 {
+                            out.push(slot.ids[0]);
+                        } else {
+                            out.extend_from_slice(&slot.ids[..slot.n as usize]);
+                        }
+                        return;
+                    }
+                    if self.ignore_merges {
+                        self.short.prefetch(h);
+                    }
+                    local.table.prefetch(h);
+                    (key, h)
+                } else if defer_long && piece.len() <= merge::WIDE_MAX && !self.backtracks(piece) {
+                    // (looked up in `look_up`, merged in `flush` if need be)
+                    ([0; 2], 0)
+                } else {
                     // (only appends to `out`: the marks stay where they are)
                     self.long_piece(piece, &mut buf, &mut work.syms, out);
                     return;
-                }
-                let key = short_key_at(bytes, s, piece.len());
-                let h = PieceTable::hash(&key);
-                let slot = &local.hot[(h >> (64 - HOT_BITS)) as usize];
-                if slot.key == key {
-                    // (one id mostly: no call to copy a slice)
-                    if slot.n == 1 {
-                        out.push(slot.ids[0]);
-                    } else {
-                        out.extend_from_slice(&slot.ids[..slot.n as usize]);
-                    }
-                    return;
-                }
-                if self.ignore_merges {
-                    self.short.prefetch(h);
-                }
-                local.table.prefetch(h);
+                };
                 chunk[n] = Pending {
                     start: s,
                     len: piece.len(),
@@ -642,6 +652,10 @@ impl Bpe {
     #[inline(never)]
     fn look_up(&self, bytes: &[u8], chunk: &[Pending], local: &mut LocalCache, work: &mut Work, out: &mut Vec<u32>) {
         for p in chunk {
+            if p.len > SHORT_MAX {
+                self.look_up_long(bytes, p, work, out);
+                continue;
+            }
             let (key, h) = (p.key, p.h);
             let hot = (h >> (64 - HOT_BITS)) as usize;
             // (the same piece earlier in the chunk may have filled it)
@@ -700,27 +714,56 @@ impl Bpe {
             }
             work.placed(out, p.at, start);
         }
-        if work.merging.len() >= DEFER || work.marks.len() >= MARKS_MAX {
+        if work.merging.len() >= DEFER || work.wide.len() >= DEFER || work.marks.len() >= MARKS_MAX {
             self.flush(bytes, local, work, out);
         }
     }
 
+    /// `look_up` of a piece longer than `SHORT_MAX` bytes (at most
+    /// `merge::WIDE_MAX`): a whole token, or in the shared piece cache, or
+    /// left to `flush` to merge.
+    #[inline(never)]
+    fn look_up_long(&self, bytes: &[u8], p: &Pending, work: &mut Work, out: &mut [u32]) {
+        let piece = &bytes[p.start..p.start + p.len];
+        if self.ignore_merges {
+            if let Some(&id) = self.vocab.get(piece) {
+                out[p.at] = id;
+                return;
+            }
+        }
+        if let Ok(cache) = self.cache.try_read() {
+            if let Some(hit) = cache.get(piece) {
+                let start = work.extra.len();
+                work.extra.extend(hit.iter().map(|&(id, _)| id));
+                work.placed(out, p.at, start);
+                return;
+            }
+        }
+        work.marks.push(Mark {
+            at: p.at,
+            start: work.wide.len() as u32,
+            len: MERGE_WIDE,
+        });
+        work.wide.push(*p);
+    }
+
     /// Merge the pieces `look_up` left waiting, all together (see
-    /// `merge::merge_bytes_many`: their waits for the pair table overlap),
-    /// cache them, and replace every mark left in `out` by its tokens.
+    /// `merge::merge_bytes_many`: their waits for the pair table overlap;
+    /// those longer than `SHORT_MAX` in `merge_bytes_many_wide`), cache
+    /// them, and replace every mark left in `out` by its tokens.
     #[inline(never)]
     fn flush(&self, bytes: &[u8], local: &mut LocalCache, work: &mut Work, out: &mut Vec<u32>) {
         if work.marks.is_empty() {
             return;
         }
+        let pairs = self.pair_table();
+        let table = self
+            .byte_pairs
+            .get_or_init(|| merge::byte_pair_table(pairs, &self.byte_ids));
         let k = work.merging.len();
         if k > 0 {
             work.merged.resize(k, [0; merge::MANY_MAX + 1]);
             work.counts.resize(k, 0);
-            let pairs = self.pair_table();
-            let table = self
-                .byte_pairs
-                .get_or_init(|| merge::byte_pair_table(pairs, &self.byte_ids));
             let merging = &work.merging;
             merge::merge_bytes_many(
                 k,
@@ -739,6 +782,34 @@ impl Bpe {
                 }
             }
         }
+        let k = work.wide.len();
+        if k > 0 {
+            work.merged_wide.resize(k, [0; merge::WIDE_MAX + 1]);
+            work.counts_wide.resize(k, 0);
+            let wide = &work.wide;
+            let done = merge::merge_bytes_many_wide(
+                k,
+                |i| &bytes[wide[i].start..wide[i].start + wide[i].len],
+                &self.byte_ids,
+                table,
+                pairs,
+                &mut work.merged_wide,
+                &mut work.counts_wide,
+            );
+            debug_assert!(done, "long pieces wait only where the wide lanes work");
+            // (into the shared cache, as `encode_merging` puts them: long
+            // names come back, in other documents and threads too)
+            if let Ok(mut cache) = self.cache.try_write() {
+                if cache.len() + k > CACHE_CAPACITY {
+                    cache.clear();
+                }
+                for (i, p) in wide.iter().enumerate() {
+                    let tokens = &work.merged_wide[i][..work.counts_wide[i] as usize];
+                    let with_len = tokens.iter().map(|&id| (id, self.token_len(id))).collect();
+                    cache.insert(bytes[p.start..p.start + p.len].into(), with_len);
+                }
+            }
+        }
         // `out` from the first mark on, each mark replaced
         let first = work.marks[0].at;
         work.tail.clear();
@@ -750,6 +821,8 @@ impl Bpe {
             let (start, len) = (m.start as usize, m.len as usize);
             if m.len == MERGE {
                 out.extend_from_slice(&work.merged[start][..work.counts[start] as usize]);
+            } else if m.len == MERGE_WIDE {
+                out.extend_from_slice(&work.merged_wide[start][..work.counts_wide[start] as usize]);
             } else {
                 out.extend_from_slice(&work.extra[start..start + len]);
             }
@@ -759,6 +832,7 @@ impl Bpe {
         work.marks.clear();
         work.extra.clear();
         work.merging.clear();
+        work.wide.clear();
     }
 }
 
@@ -775,8 +849,12 @@ const MARKS_MAX: usize = 64;
 /// `Mark::len` of a piece to merge.
 const MERGE: u32 = u32::MAX;
 
+/// `Mark::len` of a long piece to merge (in the wide lanes).
+const MERGE_WIDE: u32 = u32::MAX - 1;
+
 /// A mark in `out` that more than one token will replace: `extra[start..][..len]`,
-/// or the tokens of `merging[start]` when `len` is `MERGE`.
+/// or the tokens of `merging[start]` when `len` is `MERGE`, of `wide[start]`
+/// when `MERGE_WIDE`.
 struct Mark {
     at: usize,
     start: u32,
@@ -788,7 +866,7 @@ struct Mark {
 #[derive(Default)]
 struct Work {
     syms: Vec<(u32, u32)>,
-    /// New short pieces wait to be merged together (byte-level models
+    /// New pieces wait to be merged together (byte-level models
     /// whose every byte is a token, no dropout).
     defer: bool,
     /// marks still in `out`, in order
@@ -798,6 +876,10 @@ struct Work {
     merging: Vec<Pending>,
     merged: Vec<[u32; merge::MANY_MAX + 1]>,
     counts: Vec<u8>,
+    /// pieces longer than `SHORT_MAX` to merge, and their tokens once merged
+    wide: Vec<Pending>,
+    merged_wide: Vec<[u32; merge::WIDE_MAX + 1]>,
+    counts_wide: Vec<u8>,
     /// `out` after the first mark while `flush` rewrites it
     tail: Vec<u32>,
 }
@@ -850,6 +932,14 @@ struct Pending {
 }
 
 impl Bpe {
+    /// Bytes of token `id` (0 for an id that is no token).
+    fn token_len(&self, id: u32) -> u32 {
+        self.vocab_r
+            .get(id as usize)
+            .and_then(|t| t.as_ref())
+            .map_or(0, |t| t.len() as u32)
+    }
+
     /// Whether pieces can start from `byte_pairs` (see `encode_merging`).
     fn merges_from_bytes(&self) -> bool {
         self.byte_level && self.plain() && self.all_bytes
