@@ -137,7 +137,8 @@ def test_long_random_pieces(pair) -> None:
     # again comes from the caches
     facade, real = pair
     rng = random.Random(11)
-    words = ["".join(rng.choices(string.ascii_letters, k=rng.randint(1, 40))) for _ in range(20_000)]
+    letters = string.ascii_letters
+    words = ["".join(rng.choices(letters, k=rng.randint(1, 40))) for _ in range(20_000)]
     assert sum(16 <= len(w) + 1 <= 31 for w in words) > 5_000
     texts = [
         " ".join(words),

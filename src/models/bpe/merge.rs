@@ -862,26 +862,42 @@ fn merge_bytes_many_with<'a, const W: usize, R: RankVec<W>>(
             counts[k] = 1;
         }
     }
-    let mut lanes = [Lane::<W>::FREE; LANES];
     let pad = merges.locate(PAD, PAD);
     let mut taken = 0;
-    // start a lane on the next piece that needs merging
-    let mut take = |lane: &mut Lane<W>| {
+    // the next piece that needs merging
+    let mut next_piece = || {
         while taken < count {
             let (k, p) = (taken, piece(taken));
             taken += 1;
             if p.len() >= 2 {
-                lane.start(k, p, byte_ids, table, pad);
-                return true;
+                return Some((k, p));
             }
+        }
+        None
+    };
+    // (only as many lanes as there are pieces are made: a flush of a few
+    // long pieces would otherwise spend more on setting lanes up than on
+    // merging)
+    let mut store = [const { std::mem::MaybeUninit::<Lane<W>>::uninit() }; LANES];
+    let mut busy = 0;
+    while busy < LANES {
+        let Some((k, p)) = next_piece() else { break };
+        let mut lane = Lane::FREE;
+        lane.start(k, p, byte_ids, table, pad);
+        store[busy].write(lane);
+        busy += 1;
+    }
+    // SAFETY: the first `busy` lanes were written just above
+    let lanes = unsafe { std::slice::from_raw_parts_mut(store.as_mut_ptr().cast::<Lane<W>>(), busy) };
+    // start a lane on the next piece that needs merging
+    let mut take = |lane: &mut Lane<W>| {
+        if let Some((k, p)) = next_piece() {
+            lane.start(k, p, byte_ids, table, pad);
+            return true;
         }
         lane.piece = usize::MAX;
         false
     };
-    let mut busy = 0;
-    for lane in lanes.iter_mut() {
-        busy += take(lane) as usize;
-    }
     while busy > 0 {
         for lane in lanes.iter_mut() {
             if lane.piece == usize::MAX || !lane.step::<R>(merges) {

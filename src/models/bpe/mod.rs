@@ -89,7 +89,80 @@ struct LocalCache {
     hot: Box<[Slot]>,
     table: PieceTable,
     spill: Vec<u32>,
+    /// Pieces longer than `SHORT_MAX` (up to `merge::WIDE_MAX` bytes) met
+    /// at least twice.
+    long: LongCache,
     work: Work,
+    /// An encode is under way: `hot` may hold `PENDING` slots (left there
+    /// only if that encode never finished).
+    busy: bool,
+}
+
+/// `Slot::n` of a hot slot whose piece waits in `Work::merging` (at index
+/// `ids[0]`) to be merged in the next `flush`: a later instance of the
+/// piece shares that merge. (A cached piece has at most `SLOT_IDS` tokens;
+/// it may have none, where a model drops bytes it has no token for.)
+const PENDING: u32 = u32::MAX;
+
+/// A thread's tokens of long pieces (`look_up_long`): piece ->
+/// `ids[start..][..len]`. A piece is kept the second time it is merged
+/// (`seen`): long pieces of random text (base64, hex) never come back, and
+/// keeping each would cost more than merging it.
+#[derive(Default)]
+struct LongCache {
+    map: FxHashMap<Box<[u8]>, (u32, u32)>,
+    ids: Vec<u32>,
+    /// a bit per hash of the pieces merged (made on first use)
+    seen: Vec<u64>,
+    /// bits set in `seen` since it was last cleared
+    marked: usize,
+}
+
+/// Bits of `LongCache::seen` (8 KB).
+const SEEN_BITS: u32 = 16;
+
+/// Pieces a `LongCache` holds before it starts over (and bits it sets in
+/// `seen`: a quarter of them, so that few pieces pass for seen by chance).
+const LONG_ENTRIES: usize = 1 << 14;
+
+impl LongCache {
+    #[inline]
+    fn get(&self, piece: &[u8]) -> Option<&[u32]> {
+        if self.map.is_empty() {
+            return None;
+        }
+        let &(start, len) = self.map.get(piece)?;
+        Some(&self.ids[start as usize..(start + len) as usize])
+    }
+
+    /// Whether `piece`, about to be merged, was merged before (as far as a
+    /// bit per hash can tell): then it is worth keeping.
+    fn seen_before(&mut self, piece: &[u8]) -> bool {
+        use std::hash::BuildHasher;
+        if self.seen.is_empty() || self.marked >= LONG_ENTRIES {
+            self.seen.clear();
+            self.seen.resize(1 << (SEEN_BITS - 6), 0);
+            self.marked = 0;
+        }
+        let h = (rustc_hash::FxBuildHasher.hash_one(piece) >> (64 - SEEN_BITS)) as usize;
+        let (word, bit) = (h >> 6, 1u64 << (h & 63));
+        let before = self.seen[word] & bit != 0;
+        if !before {
+            self.seen[word] |= bit;
+            self.marked += 1;
+        }
+        before
+    }
+
+    fn insert(&mut self, piece: &[u8], ids: &[u32]) {
+        if self.map.len() >= LONG_ENTRIES {
+            self.map.clear();
+            self.ids.clear();
+        }
+        let start = self.ids.len() as u32;
+        self.ids.extend_from_slice(ids);
+        self.map.insert(piece.into(), (start, ids.len() as u32));
+    }
 }
 
 /// Bits of the hot cache index: 8192 slots of 32 bytes.
@@ -105,7 +178,9 @@ impl LocalCache {
             hot: vec![Slot::default(); 1 << HOT_BITS].into_boxed_slice(),
             table: PieceTable::with_capacity(4096),
             spill: Vec::new(),
+            long: LongCache::default(),
             work: Work::default(),
+            busy: false,
         }
     }
 
@@ -543,6 +618,11 @@ impl Bpe {
         // (the thread's buffers, kept from call to call: a batch of small
         // documents would otherwise allocate them for each)
         let mut work = std::mem::take(&mut local.work);
+        if local.busy {
+            // (an encode that stopped half-way left pending slots)
+            local.hot.fill(Slot::default());
+        }
+        local.busy = true;
         work.defer = self.merges_from_bytes() && self.dropout.is_none_or(|d| d <= 0.0);
         // Pieces of `SHORT_MAX` to `WIDE_MAX` bytes the vocabulary and the
         // shared cache lack (random text, new long names) wait too, for the
@@ -572,10 +652,13 @@ impl Bpe {
                         // (one id mostly: no call to copy a slice)
                         if slot.n == 1 {
                             out.push(slot.ids[0]);
-                        } else {
-                            out.extend_from_slice(&slot.ids[..slot.n as usize]);
+                            return;
                         }
-                        return;
+                        if slot.n != PENDING {
+                            out.extend_from_slice(&slot.ids[..slot.n as usize]);
+                            return;
+                        }
+                        // (waiting to be merged: `look_up` sees to it)
                     }
                     if self.ignore_merges {
                         self.short.prefetch(h);
@@ -608,6 +691,7 @@ impl Bpe {
         self.look_up(bytes, &chunk[..n], local, &mut work, out);
         self.flush(bytes, local, &mut work, out);
         local.work = work;
+        local.busy = false;
     }
 
     /// The ids of a piece longer than `SHORT_MAX` bytes, not cached. (Not
@@ -653,7 +737,7 @@ impl Bpe {
     fn look_up(&self, bytes: &[u8], chunk: &[Pending], local: &mut LocalCache, work: &mut Work, out: &mut Vec<u32>) {
         for p in chunk {
             if p.len > SHORT_MAX {
-                self.look_up_long(bytes, p, work, out);
+                self.look_up_long(bytes, p, &mut local.long, work, out);
                 continue;
             }
             let (key, h) = (p.key, p.h);
@@ -661,7 +745,16 @@ impl Bpe {
             // (the same piece earlier in the chunk may have filled it)
             let slot = local.hot[hot];
             if slot.key == key {
-                work.place(out, p.at, &slot.ids[..slot.n as usize]);
+                if slot.n == PENDING {
+                    // merged once for both
+                    work.marks.push(Mark {
+                        at: p.at,
+                        start: slot.ids[0],
+                        len: MERGE,
+                    });
+                } else {
+                    work.place(out, p.at, &slot.ids[..slot.n as usize]);
+                }
                 continue;
             }
             // Short pieces for the backtracking encoder are not cached: in
@@ -695,12 +788,18 @@ impl Bpe {
             }
             if work.defer {
                 // merged in `flush`, with the others
+                let at = work.merging.len() as u32;
                 work.marks.push(Mark {
                     at: p.at,
-                    start: work.merging.len() as u32,
+                    start: at,
                     len: MERGE,
                 });
                 work.merging.push(*p);
+                local.hot[hot] = Slot {
+                    key,
+                    ids: [at, 0, 0],
+                    n: PENDING,
+                };
                 continue;
             }
             work.syms.clear();
@@ -720,10 +819,11 @@ impl Bpe {
     }
 
     /// `look_up` of a piece longer than `SHORT_MAX` bytes (at most
-    /// `merge::WIDE_MAX`): a whole token, or in the shared piece cache, or
-    /// left to `flush` to merge.
+    /// `merge::WIDE_MAX`): a whole token, or kept in the thread's `long`
+    /// cache, or left to `flush` to merge (and to keep if it was merged
+    /// before: `Pending::h` says so).
     #[inline(never)]
-    fn look_up_long(&self, bytes: &[u8], p: &Pending, work: &mut Work, out: &mut [u32]) {
+    fn look_up_long(&self, bytes: &[u8], p: &Pending, long: &mut LongCache, work: &mut Work, out: &mut [u32]) {
         let piece = &bytes[p.start..p.start + p.len];
         if self.ignore_merges {
             if let Some(&id) = self.vocab.get(piece) {
@@ -731,20 +831,19 @@ impl Bpe {
                 return;
             }
         }
-        if let Ok(cache) = self.cache.try_read() {
-            if let Some(hit) = cache.get(piece) {
-                let start = work.extra.len();
-                work.extra.extend(hit.iter().map(|&(id, _)| id));
-                work.placed(out, p.at, start);
-                return;
-            }
+        if let Some(ids) = long.get(piece) {
+            work.place(out, p.at, ids);
+            return;
         }
         work.marks.push(Mark {
             at: p.at,
             start: work.wide.len() as u32,
             len: MERGE_WIDE,
         });
-        work.wide.push(*p);
+        work.wide.push(Pending {
+            h: long.seen_before(piece) as u64,
+            ..*p
+        });
     }
 
     /// Merge the pieces `look_up` left waiting, all together (see
@@ -777,8 +876,12 @@ impl Bpe {
             for (i, p) in work.merging.iter().enumerate() {
                 let tokens = &work.merged[i][..work.counts[i] as usize];
                 local.insert(p.key, p.h, tokens);
+                let hot = &mut local.hot[(p.h >> (64 - HOT_BITS)) as usize];
                 if tokens.len() <= SLOT_IDS {
-                    local.hot[(p.h >> (64 - HOT_BITS)) as usize] = Slot::new(p.key, tokens);
+                    *hot = Slot::new(p.key, tokens);
+                } else if hot.key == p.key {
+                    // (its `PENDING` slot: the table has it)
+                    *hot = Slot::default();
                 }
             }
         }
@@ -797,16 +900,10 @@ impl Bpe {
                 &mut work.counts_wide,
             );
             debug_assert!(done, "long pieces wait only where the wide lanes work");
-            // (into the shared cache, as `encode_merging` puts them: long
-            // names come back, in other documents and threads too)
-            if let Ok(mut cache) = self.cache.try_write() {
-                if cache.len() + k > CACHE_CAPACITY {
-                    cache.clear();
-                }
-                for (i, p) in wide.iter().enumerate() {
+            for (i, p) in wide.iter().enumerate() {
+                if p.h != 0 {
                     let tokens = &work.merged_wide[i][..work.counts_wide[i] as usize];
-                    let with_len = tokens.iter().map(|&id| (id, self.token_len(id))).collect();
-                    cache.insert(bytes[p.start..p.start + p.len].into(), with_len);
+                    local.long.insert(&bytes[p.start..p.start + p.len], tokens);
                 }
             }
         }
@@ -840,11 +937,14 @@ impl Bpe {
 /// value: marks are found by position, never by value).
 const MARK: u32 = u32::MAX;
 
-/// Pieces merged together (at least) in a `flush`.
-const DEFER: usize = 16;
+/// Pieces merged together (at least) in a `flush`: enough for the wide
+/// lanes to get several long pieces too (in random text, one piece in
+/// twenty); the instances of a piece within that span share one merge
+/// (`PENDING`). (16 made base64 about 20% slower.)
+const DEFER: usize = 64;
 
 /// Marks that make `look_up` flush (a bound on `flush`'s pass over `out`).
-const MARKS_MAX: usize = 64;
+const MARKS_MAX: usize = 256;
 
 /// `Mark::len` of a piece to merge.
 const MERGE: u32 = u32::MAX;
@@ -932,14 +1032,6 @@ struct Pending {
 }
 
 impl Bpe {
-    /// Bytes of token `id` (0 for an id that is no token).
-    fn token_len(&self, id: u32) -> u32 {
-        self.vocab_r
-            .get(id as usize)
-            .and_then(|t| t.as_ref())
-            .map_or(0, |t| t.len() as u32)
-    }
-
     /// Whether pieces can start from `byte_pairs` (see `encode_merging`).
     fn merges_from_bytes(&self) -> bool {
         self.byte_level && self.plain() && self.all_bytes
@@ -1238,6 +1330,67 @@ mod tests {
             m.encode_scanned(&scanner, &text, &mut got);
             assert_eq!(got, want);
         }
+    }
+
+    #[test]
+    fn pieces_waiting_to_be_merged_are_shared_and_never_left_behind() {
+        // every byte a token and a few merges, so that new pieces wait to
+        // be merged; words repeat within a flush (one merge serves all of
+        // their instances), some of more than `SLOT_IDS` tokens (not in the
+        // hot cache), some of 16 to 31 bytes (the wide lanes)
+        let scanner = crate::scanner::Scanner::for_pattern(crate::pre_tokenizers::GPT2_PATTERN).unwrap();
+        let mut ranks: Vec<(Vec<u8>, u32)> = (0..=255u8).map(|b| (vec![b], b as u32)).collect();
+        for t in [" a", "ab", " ab", "ca", " ca", "abc"] {
+            let id = ranks.len() as u32;
+            ranks.push((t.as_bytes().to_vec(), id));
+        }
+        let m = Bpe::from_ranks(ranks).unwrap();
+        let mut x = 23u64;
+        let mut next = |n: u64| {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (x >> 33) % n
+        };
+        let words: Vec<String> = (0..60)
+            .map(|_| {
+                let len = [2, 5, 9, 14, 20, 30][next(6) as usize];
+                (0..len).map(|_| ['a', 'b', 'c', 'd'][next(4) as usize]).collect()
+            })
+            .collect();
+        let mut text = String::new();
+        for _ in 0..4000 {
+            text.push(' ');
+            text.push_str(&words[next(words.len() as u64) as usize]);
+        }
+        let mut want = vec![];
+        scanner.for_each(&text, |s, e| want.extend(ids(&m, &text[s..e])));
+        assert!(want.len() > 3 * 4000);
+        let encode = || {
+            let mut got = vec![];
+            m.encode_scanned(&scanner, &text, &mut got);
+            got
+        };
+        assert_eq!(encode(), want);
+        assert_eq!(encode(), want);
+        // an encode that stopped half-way leaves its pending slots behind:
+        // the next one must not trust them
+        LOCAL.with(|local| {
+            let mut caches = local.borrow_mut();
+            let cache = caches.iter_mut().find(|c| c.generation == m.generation).unwrap();
+            for w in &words {
+                let piece = format!(" {w}");
+                if piece.len() <= SHORT_MAX {
+                    let key = short_key(piece.as_bytes());
+                    let h = PieceTable::hash(&key);
+                    cache.hot[(h >> (64 - HOT_BITS)) as usize] = Slot {
+                        key,
+                        ids: [7, 0, 0],
+                        n: PENDING,
+                    };
+                }
+            }
+            cache.busy = true;
+        });
+        assert_eq!(encode(), want);
     }
 
     #[test]
