@@ -21,6 +21,19 @@ pub mod utf8;
 mod python;
 
 pub use error::{Error, Result};
+
+/// Whether this CPU has AVX2 (the scanner's windows and the merge lanes
+/// have AVX2 versions, chosen at run time).
+pub(crate) fn has_avx2() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::is_x86_feature_detected!("avx2")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
 pub use tokenizer::Tokenizer;
 
 /// Large blocks on transparent huge pages (see `huge_pages`).

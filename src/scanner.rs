@@ -333,7 +333,7 @@ impl Scanner {
         Some(Scanner {
             kind,
             t: Tables::get(),
-            avx2: window::has_avx2(),
+            avx2: crate::has_avx2(),
         })
     }
 

@@ -148,18 +148,6 @@ fn sse2(block: &[u8; WIDTH]) -> Window {
     w
 }
 
-/// Whether this CPU runs `Window::at` with AVX2.
-pub(super) fn has_avx2() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        std::is_x86_feature_detected!("avx2")
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        false
-    }
-}
-
 /// The masks with AVX2, 32 bytes at a time (the same steps as `sse2`).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
@@ -418,7 +406,7 @@ mod tests {
                 let block: &[u8; WIDTH] = text[p..p + WIDTH].try_into().unwrap();
                 let want = Window::scalar(block);
                 assert_eq!(Window::at(&text, p, false), want, "at {p}");
-                if has_avx2() {
+                if crate::has_avx2() {
                     assert_eq!(Window::at(&text, p, true), want, "at {p}, AVX2");
                 }
             }

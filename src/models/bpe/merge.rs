@@ -770,7 +770,7 @@ pub fn merge_bytes_many<'a>(
     counts: &mut [u8],
 ) {
     #[cfg(target_arch = "x86_64")]
-    if std::is_x86_feature_detected!("avx2") {
+    if crate::has_avx2() {
         // SAFETY: AVX2 is there.
         unsafe { merge_bytes_many_avx2(count, piece, byte_ids, table, merges, ids, counts) };
         return;
@@ -806,7 +806,7 @@ pub fn merge_bytes_many_wide<'a>(
     counts: &mut [u8],
 ) -> bool {
     #[cfg(target_arch = "x86_64")]
-    if std::is_x86_feature_detected!("avx2") {
+    if crate::has_avx2() {
         // SAFETY: AVX2 is there.
         unsafe { merge_bytes_many_wide_avx2(count, piece, byte_ids, table, merges, ids, counts) };
         return true;
@@ -817,14 +817,7 @@ pub fn merge_bytes_many_wide<'a>(
 
 /// Whether `merge_bytes_many_wide` works on this CPU.
 pub fn wide_lanes() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        std::is_x86_feature_detected!("avx2")
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        false
-    }
+    crate::has_avx2()
 }
 
 /// `merge_bytes_many_wide` compiled for AVX2.
