@@ -44,7 +44,7 @@ impl PieceTable {
     pub fn with_capacity(n: usize) -> Self {
         let cap = (n.max(8) * 2).next_power_of_two();
         PieceTable {
-            slots: vec![Slot::default(); cap].into_boxed_slice(),
+            slots: zeroed_slots(cap),
             shift: 64 - cap.trailing_zeros(),
             mask: cap - 1,
             len: 0,
@@ -119,12 +119,28 @@ impl PieceTable {
         self.len
     }
 
+    /// Bytes of slots the table holds.
+    #[cfg(test)]
+    pub fn bytes(&self) -> usize {
+        std::mem::size_of_val(&*self.slots)
+    }
+
     /// Empty the table, keeping its size (cheaper than growing a new one
     /// back to it).
     pub fn clear(&mut self) {
         self.slots.fill(Slot::default());
         self.len = 0;
     }
+}
+
+/// `n` empty slots, from zeroed memory: a large block comes straight from a
+/// fresh mapping, its pages zeroed by the kernel where they are first
+/// touched, instead of every slot being written here (and then again by
+/// the inserts).
+pub fn zeroed_slots(n: usize) -> Box<[Slot]> {
+    // SAFETY: a `Slot` is integers only, and all-zero is the empty slot
+    // (`Slot::default()`)
+    unsafe { Box::<[Slot]>::new_zeroed_slice(n).assume_init() }
 }
 
 /// Start loading the cache line of `r` (a hint: nothing happens on targets
@@ -174,5 +190,23 @@ mod tests {
         t.insert(k, PieceTable::hash(&k), &[5, 6]);
         assert_eq!(t.len(), 1);
         assert_eq!(&t.get(&k, PieceTable::hash(&k)).unwrap().ids[..2], &[5, 6]);
+    }
+
+    #[test]
+    fn a_table_holds_its_capacity_without_growing_and_starts_empty() {
+        let n = 1 << 15;
+        let mut t = PieceTable::with_capacity(n);
+        let bytes = t.bytes();
+        assert_eq!(bytes, 2 << 20, "two slots per entry, 32 bytes each");
+        let key = |i: u64| [i.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1, 3 << 56];
+        // (zeroed memory is empty slots: nothing is found before inserts)
+        assert!((0..1000u64).all(|i| t.get(&key(i), PieceTable::hash(&key(i))).is_none()));
+        for i in 0..n as u64 {
+            t.insert(key(i), PieceTable::hash(&key(i)), &[i as u32]);
+        }
+        assert_eq!((t.len(), t.bytes()), (n, bytes), "no growth up to the capacity");
+        t.insert(key(n as u64), PieceTable::hash(&key(n as u64)), &[1]);
+        assert_eq!(t.bytes(), 2 * bytes, "one more entry grows it");
+        assert!((0..=n as u64).all(|i| t.get(&key(i), PieceTable::hash(&key(i))).is_some()));
     }
 }
