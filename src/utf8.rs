@@ -42,7 +42,9 @@ pub fn push_units(units: Units<'_>, out: &mut String) -> Result<(), NotEncodable
     // (anything else returns the error after truncating back to `start`,
     // itself a boundary), so `out` holds UTF-8 whenever this returns.
     let bytes = unsafe { out.as_mut_vec() };
-    bytes.reserve(units.max_utf8_len());
+    // (`SLACK` more: a block of UCS-2 converted with vector instructions
+    // writes sixteen bytes for every four characters)
+    bytes.reserve(units.max_utf8_len() + SLACK);
     let written = match units {
         Units::Latin1(u) => {
             latin1(u, bytes);
@@ -57,14 +59,27 @@ pub fn push_units(units: Units<'_>, out: &mut String) -> Result<(), NotEncodable
     written
 }
 
-/// Sixteen units from `at` are ASCII (callers check `at + 16 <= len`).
+/// Bytes past the widest UTF-8 of the units that `Block::utf8_16` may write.
+const SLACK: usize = 4;
+
+/// Blocks of sixteen units (callers check `at + 16 <= len`).
 trait Block {
+    /// Sixteen units from `at` are ASCII.
     fn ascii16(&self, at: usize) -> bool;
     /// Write the sixteen ASCII units from `at` as bytes to `dst`.
     ///
     /// # Safety
     /// `dst` has room for 16 bytes and `ascii16(at)` holds.
     unsafe fn put16(&self, at: usize, dst: *mut u8);
+    /// Write the UTF-8 of the sixteen units from `at` to `dst` at once: the
+    /// bytes written, or `None` (then `convert` takes them one by one).
+    ///
+    /// # Safety
+    /// `dst` has room for their UTF-8 at its widest and `SLACK` bytes more.
+    #[inline(always)]
+    unsafe fn utf8_16(&self, _at: usize, _dst: *mut u8) -> Option<usize> {
+        None
+    }
 }
 
 impl Block for [u8] {
@@ -105,6 +120,108 @@ impl Block for [u16] {
         for k in 0..16 {
             *dst.add(k) = self[at + k] as u8;
         }
+    }
+
+    #[inline(always)]
+    unsafe fn utf8_16(&self, at: usize, dst: *mut u8) -> Option<usize> {
+        #[cfg(target_arch = "x86_64")]
+        if crate::has_avx2() {
+            // SAFETY: the CPU has AVX2 (and so SSE4.1 and SSSE3); sixteen
+            // units from `at` (the caller's), and room at `dst`
+            return unsafe { ucs2_vector::utf8_16(self.as_ptr().add(at), dst) };
+        }
+        let _ = (at, dst);
+        None
+    }
+}
+
+/// UCS-2 to UTF-8 with vector instructions, four characters at a time: in
+/// text that mixes widths (Chinese or Japanese with ASCII, English with
+/// curly quotes) a branch on each character's width mispredicts wherever
+/// the width changes, and even Japanese, three bytes nearly throughout,
+/// takes a branch and three stores per character one by one.
+#[cfg(target_arch = "x86_64")]
+mod ucs2_vector {
+    use std::arch::x86_64::*;
+
+    /// For four characters, by (bit k: character k takes two bytes or more)
+    /// | (bit 4 + k: three): the shuffle that packs the bytes each made in
+    /// its own four (`utf8_16`) one after the other, and how many there are.
+    static PACK: [([u8; 16], u8); 256] = pack_table();
+
+    const fn pack_table() -> [([u8; 16], u8); 256] {
+        let mut t = [([0x80u8; 16], 0u8); 256];
+        let mut idx = 0;
+        while idx < 256 {
+            let mut m = [0x80u8; 16];
+            let mut n = 0;
+            let mut k = 0;
+            while k < 4 {
+                let len = 1 + (idx >> k & 1) + (idx >> (4 + k) & 1);
+                let mut b = 0;
+                while b < len {
+                    m[n] = (4 * k + b) as u8;
+                    n += 1;
+                    b += 1;
+                }
+                k += 1;
+            }
+            t[idx] = (m, n as u8);
+            idx += 1;
+        }
+        t
+    }
+
+    /// The UTF-8 of four characters, each in the low bytes of a 32-bit
+    /// lane, at `dst` (sixteen bytes written): how many bytes they are.
+    #[inline(always)]
+    unsafe fn four(c: __m128i, dst: *mut u8) -> usize {
+        let x3f = _mm_set1_epi32(0x3F);
+        let low = _mm_or_si128(_mm_set1_epi32(0x80), _mm_and_si128(c, x3f));
+        let mid = _mm_or_si128(_mm_set1_epi32(0x80), _mm_and_si128(_mm_srli_epi32::<6>(c), x3f));
+        // two bytes: 110xxxxx 10xxxxxx; three: 1110xxxx 10xxxxxx 10xxxxxx
+        let w2 = _mm_or_si128(
+            _mm_or_si128(_mm_set1_epi32(0xC0), _mm_srli_epi32::<6>(c)),
+            _mm_slli_epi32::<8>(low),
+        );
+        let w3 = _mm_or_si128(
+            _mm_or_si128(_mm_set1_epi32(0xE0), _mm_srli_epi32::<12>(c)),
+            _mm_or_si128(_mm_slli_epi32::<8>(mid), _mm_slli_epi32::<16>(low)),
+        );
+        let two = _mm_cmpgt_epi32(c, _mm_set1_epi32(0x7F));
+        let three = _mm_cmpgt_epi32(c, _mm_set1_epi32(0x7FF));
+        let w = _mm_blendv_epi8(_mm_blendv_epi8(c, w2, two), w3, three);
+        let idx = _mm_movemask_ps(_mm_castsi128_ps(two)) | _mm_movemask_ps(_mm_castsi128_ps(three)) << 4;
+        let (mask, n) = &PACK[idx as usize];
+        let packed = _mm_shuffle_epi8(w, _mm_loadu_si128(mask.as_ptr().cast()));
+        _mm_storeu_si128(dst.cast(), packed);
+        *n as usize
+    }
+
+    /// The UTF-8 of the sixteen units at `src`, at `dst`: the bytes
+    /// written, or `None` if a unit is a surrogate (then what was written
+    /// is to be overwritten).
+    ///
+    /// # Safety
+    /// The CPU has SSE4.1 and SSSE3; sixteen units at `src`; room for 48
+    /// bytes and `SLACK` more at `dst`.
+    #[target_feature(enable = "sse4.1,ssse3")]
+    pub unsafe fn utf8_16(src: *const u16, dst: *mut u8) -> Option<usize> {
+        let mut k = 0;
+        let zero = _mm_setzero_si128();
+        for half in 0..2 {
+            let v = _mm_loadu_si128(src.add(8 * half).cast());
+            let sur = _mm_cmpeq_epi16(
+                _mm_and_si128(v, _mm_set1_epi16(0xF800u16 as i16)),
+                _mm_set1_epi16(0xD800u16 as i16),
+            );
+            if _mm_movemask_epi8(sur) != 0 {
+                return None;
+            }
+            k += four(_mm_unpacklo_epi16(v, zero), dst.add(k));
+            k += four(_mm_unpackhi_epi16(v, zero), dst.add(k));
+        }
+        Some(k)
     }
 }
 
@@ -154,7 +271,8 @@ unsafe fn put_char(c: u32, dst: *mut u8) -> usize {
 /// `None` for a unit UTF-8 cannot hold, whose index is then the error).
 ///
 /// # Safety
-/// `out` has spare capacity for the units' UTF-8 at its widest.
+/// `out` has spare capacity for the units' UTF-8 at its widest, and
+/// `SLACK` bytes more.
 #[inline(always)]
 unsafe fn convert<T: Copy>(
     units: &[T],
@@ -169,11 +287,18 @@ where
     let base = dst;
     let mut i = 0;
     while i < n {
-        if i + 16 <= n && units.ascii16(i) {
-            units.put16(i, dst);
-            dst = dst.add(16);
-            i += 16;
-            continue;
+        if i + 16 <= n {
+            if units.ascii16(i) {
+                units.put16(i, dst);
+                dst = dst.add(16);
+                i += 16;
+                continue;
+            }
+            if let Some(k) = units.utf8_16(i, dst) {
+                dst = dst.add(k);
+                i += 16;
+                continue;
+            }
         }
         // one character at a time up to the next block boundary (a block
         // that is not ASCII is not tried again unit by unit from each start)
@@ -197,7 +322,7 @@ fn latin1(units: &[u8], out: &mut Vec<u8>) {
 }
 
 fn ucs2(units: &[u16], out: &mut Vec<u8>) -> Result<(), NotEncodable> {
-    // SAFETY: `push_units` reserved three bytes per unit.
+    // SAFETY: `push_units` reserved three bytes per unit, and `SLACK`.
     unsafe {
         convert(units, out, |u, dst| {
             let c = u as u32;
@@ -269,6 +394,8 @@ mod tests {
         let all: Vec<char> = (0..=0x10_FFFF).filter_map(char::from_u32).collect();
         check(&all[..0x100]);
         check(&all[..0xD800]);
+        let bmp: Vec<char> = all.iter().copied().filter(|&c| (c as u32) < 0x1_0000).collect();
+        check(&bmp);
         check(&all);
     }
 
@@ -294,5 +421,20 @@ mod tests {
             Err(NotEncodable { index: 1 })
         );
         assert!(out.is_empty());
+        // inside blocks of sixteen characters of every width (converted four
+        // at a time until the block with the bad one)
+        let base: Vec<u16> = "中文 é テキスト, mixed 字符 and ASCII; 한국어 ÿ text ß end. Ωμέγα"
+            .encode_utf16()
+            .collect();
+        assert!(base.len() > 48);
+        for at in [0usize, 3, 8, 15, 16, 17, 24, 31, 40, 47] {
+            for bad in [0xD800u16, 0xDBFF, 0xDC00, 0xDFFF] {
+                let mut u = base.clone();
+                u[at] = bad;
+                let mut out = String::from("kept");
+                assert_eq!(push_units(Units::Ucs2(&u), &mut out), Err(NotEncodable { index: at }));
+                assert_eq!(out, "kept");
+            }
+        }
     }
 }
