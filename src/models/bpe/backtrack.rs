@@ -18,6 +18,7 @@
 //! `None` for any other model (which keeps the merging encoder).
 
 use super::merge::{merge_symbols, PairLookup};
+use rustc_hash::FxHashMap;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 const NONE: u32 = u32::MAX;
@@ -43,10 +44,12 @@ pub struct Backtrack {
     trie: Trie,
     /// Remembered compatibility of pairs, see `compatible`.
     memo: Box<[AtomicU32]>,
-    /// BPE makes every token from its bytes: a piece that is a token
-    /// encodes as that token here too (else a whole-piece lookup comes first
-    /// where the model has one).
-    pub complete: bool,
+    /// The tokens BPE does not make from their own bytes (special tokens
+    /// kept in the vocabulary, say), by their bytes: a piece that is one of
+    /// them is that token only where the model looks whole pieces up first.
+    /// Any other piece that is a token encodes as that token here too, so
+    /// this small table stands in for a lookup in the whole vocabulary.
+    unmade: FxHashMap<Box<[u8]>, u32>,
 }
 
 /// One trie node, stored in its parent's group of children: the byte that
@@ -535,18 +538,37 @@ impl Backtrack {
                 _ => NONE,
             })
             .collect::<Vec<u32>>();
-        let complete = splits
+        let unmade = splits
             .iter()
             .zip(vocab_r)
-            .all(|(s, bytes)| s.is_some() || bytes.is_none());
+            .enumerate()
+            .filter_map(|(id, (s, bytes))| Some((bytes.as_ref().filter(|_| s.is_none())?.clone(), id as u32)))
+            .collect();
         Some(Backtrack {
-            complete,
+            unmade,
             split: split.into_boxed_slice(),
             len: len.into_boxed_slice(),
             next_prefix: next_prefix.into_boxed_slice(),
             trie,
             memo: (0..1usize << MEMO_BITS).map(|_| AtomicU32::new(0)).collect(),
         })
+    }
+
+    /// BPE makes every token from its bytes: a piece that is a token
+    /// encodes as that token here, with no whole-piece lookup before.
+    #[cfg(test)]
+    pub fn complete(&self) -> bool {
+        self.unmade.is_empty()
+    }
+
+    /// The token `piece` is, if it is one that BPE does not make from its
+    /// bytes (see `unmade`).
+    #[inline]
+    pub fn unmade(&self, piece: &[u8]) -> Option<u32> {
+        if self.unmade.is_empty() {
+            return None;
+        }
+        self.unmade.get(piece).copied()
     }
 
     /// Whether `a` followed by `b` encodes as `[a, b]`, remembered.

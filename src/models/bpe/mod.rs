@@ -725,9 +725,14 @@ impl Bpe {
     #[inline(never)]
     fn backtracked_piece(&self, piece: &[u8], syms: &mut Vec<(u32, u32)>, out: &mut Vec<u32>) {
         // (a whole-token piece is found by the backtracking encoder too,
-        // the longest token it starts with, when BPE makes every token)
-        if self.ignore_merges && !self.backtrack().is_some_and(|bt| bt.complete) {
-            if let Some(&id) = self.vocab.get(piece) {
+        // the longest token it starts with, where BPE makes that token:
+        // only the few it does not make are looked up first)
+        if self.ignore_merges {
+            let whole = match self.backtrack() {
+                Some(bt) => bt.unmade(piece),
+                None => self.vocab.get(piece).copied(),
+            };
+            if let Some(id) = whole {
                 out.push(id);
                 return;
             }
@@ -1413,6 +1418,34 @@ mod tests {
     }
 
     #[test]
+    fn tokens_bpe_does_not_make_are_found_whole_before_backtracking() {
+        // every byte, 中 in two merges, and 中中中, which BPE never makes
+        // (there is no 中中): tiktoken finds a piece that is a token whole
+        let mut ranks: Vec<(Vec<u8>, u32)> = (0..=255u8).map(|b| (vec![b], b as u32)).collect();
+        for t in [&[0xE4, 0xB8][..], "中".as_bytes(), "中中中".as_bytes()] {
+            let id = ranks.len() as u32;
+            ranks.push((t.to_vec(), id));
+        }
+        let m = Bpe::from_ranks(ranks).unwrap();
+        let bt = m.backtrack().expect("the merges follow the ranks");
+        assert!(!bt.complete());
+        assert_eq!(bt.unmade("中中中".as_bytes()), Some(258));
+        assert_eq!(bt.unmade("中".as_bytes()), None, "BPE makes 中");
+        let scanner = crate::scanner::Scanner::for_pattern(crate::pre_tokenizers::CL100K_PATTERN).unwrap();
+        for (text, want) in [
+            ("中中中", vec![258]),
+            ("中中中中", vec![257; 4]),
+            ("中中中\n中中中中\n中中中", vec![258, 10, 257, 257, 257, 257, 10, 258]),
+            // (the piece is " 中中中": no token)
+            ("x 中中中", vec![b'x' as u32, 32, 257, 257, 257]),
+        ] {
+            let mut got = vec![];
+            m.encode_scanned(&scanner, text, &mut got);
+            assert_eq!(got, want, "{text}");
+        }
+    }
+
+    #[test]
     fn from_ranks_merges_like_tiktoken() {
         let vocab: Vec<(Vec<u8>, u32)> = ["a", "b", "c", "bc", "ab", "abc"]
             .iter()
@@ -1490,7 +1523,7 @@ mod tests {
                 continue;
             };
             let bpe = tiktoken::parse(&data).and_then(Bpe::from_ranks).unwrap();
-            assert!(bpe.backtrack().is_some_and(|bt| bt.complete), "{file}");
+            assert!(bpe.backtrack().is_some_and(|bt| bt.complete()), "{file}");
         }
     }
 
