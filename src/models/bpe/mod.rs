@@ -171,20 +171,26 @@ const HOT_BITS: u32 = 13;
 /// Entries a `LocalCache` holds before it starts over (8 MB of slots).
 const LOCAL_MAX: usize = 1 << 17;
 
-/// Entries a `LocalCache` table has room for from the start: 2 MB of slots,
-/// one huge page, zeroed by the kernel as it is first touched. A megabyte of
-/// English or code leaves 8-16 thousand merged pieces here: a smaller first
-/// table grew (a new block, every entry moved) in the middle of the second
-/// megabyte a thread encoded, and in a virtual machine a block of never-used
-/// memory costs far more than its zeroing (a 1 MB document took 35% longer).
-const LOCAL_FIRST: usize = 1 << 15;
+/// Entries a `LocalCache` table has room for when it is made (256 KB of
+/// slots: a thread that encodes a few short texts needs no more).
+const LOCAL_START: usize = 1 << 12;
+
+/// Entries it has room for once it first fills up: 2 MB of slots, one huge
+/// page, zeroed by the kernel as it is first touched. A megabyte of English
+/// or code leaves 8-16 thousand merged pieces here; doubling from the start
+/// size, the table grew again (a new block, every entry moved) in the middle
+/// of the second megabyte a thread encoded, and in a virtual machine a block
+/// of never-used memory costs far more than its zeroing (a 1 MB document
+/// took 35% longer). So its first growth goes straight to this size, within
+/// the first hundred kilobytes or so of a thread's text.
+const LOCAL_WORKING: usize = 1 << 15;
 
 impl LocalCache {
     fn new(generation: u64) -> Self {
         LocalCache {
             generation,
             hot: table::zeroed_slots(1 << HOT_BITS),
-            table: PieceTable::with_capacity(LOCAL_FIRST),
+            table: PieceTable::with_capacity(LOCAL_START),
             spill: Vec::new(),
             long: LongCache::default(),
             work: Work::default(),
@@ -199,6 +205,8 @@ impl LocalCache {
             // table fills again, at this size)
             self.table.clear();
             self.spill.clear();
+        } else if self.table.len() == LOCAL_START {
+            self.table.reserve(LOCAL_WORKING);
         }
         if ids.len() <= SLOT_IDS {
             self.table.insert(key, h, ids);
@@ -1415,6 +1423,36 @@ mod tests {
         // long input takes the heap path and agrees with the short path
         let long = "abc".repeat(500);
         assert_eq!(ids(&m, &long), vec![5; 500]);
+    }
+
+    #[test]
+    fn a_threads_piece_table_grows_once_to_its_working_size() {
+        let mut local = LocalCache::new(0);
+        let slot_bytes = std::mem::size_of::<Slot>();
+        assert_eq!(local.table.bytes(), 2 * LOCAL_START * slot_bytes);
+        let key = |i: u64| short_key(format!("p{i}").as_bytes());
+        for i in 0..=LOCAL_START as u64 {
+            local.insert(key(i), PieceTable::hash(&key(i)), &[i as u32]);
+        }
+        // past the start size: straight to the working size, nothing lost
+        assert_eq!(local.table.bytes(), 2 * LOCAL_WORKING * slot_bytes);
+        for i in LOCAL_START as u64 + 1..LOCAL_WORKING as u64 {
+            local.insert(key(i), PieceTable::hash(&key(i)), &[i as u32, 1, 2, 3]);
+        }
+        assert_eq!(
+            local.table.bytes(),
+            2 * LOCAL_WORKING * slot_bytes,
+            "no growth up to it"
+        );
+        for i in 0..LOCAL_WORKING as u64 {
+            let slot = *local.table.get(&key(i), PieceTable::hash(&key(i))).expect("kept");
+            let want: &[u32] = if i <= LOCAL_START as u64 {
+                &[i as u32]
+            } else {
+                &[i as u32, 1, 2, 3]
+            };
+            assert_eq!(local.tokens(&slot), want);
+        }
     }
 
     #[test]

@@ -109,7 +109,20 @@ impl PieceTable {
     }
 
     fn grow(&mut self) {
-        let old = std::mem::replace(self, PieceTable::with_capacity(self.slots.len()));
+        self.rehash(self.slots.len());
+    }
+
+    /// Make room for `n` entries before the table next grows (if it has
+    /// less).
+    pub fn reserve(&mut self, n: usize) {
+        if n * 2 > self.slots.len() {
+            self.rehash(n);
+        }
+    }
+
+    /// Move every entry to a new table made for `n`.
+    fn rehash(&mut self, n: usize) {
+        let old = std::mem::replace(self, PieceTable::with_capacity(n));
         for s in old.slots.iter().filter(|s| s.key != [0, 0]) {
             self.insert(s.key, Self::hash(&s.key), &s.ids[..s.n as usize]);
         }
@@ -208,5 +221,20 @@ mod tests {
         t.insert(key(n as u64), PieceTable::hash(&key(n as u64)), &[1]);
         assert_eq!(t.bytes(), 2 * bytes, "one more entry grows it");
         assert!((0..=n as u64).all(|i| t.get(&key(i), PieceTable::hash(&key(i))).is_some()));
+        // room made ahead keeps every entry; room it has already is no change
+        let mut small = PieceTable::with_capacity(16);
+        for i in 0..16u64 {
+            small.insert(key(i), PieceTable::hash(&key(i)), &[i as u32, 7]);
+        }
+        small.reserve(8);
+        assert_eq!(small.bytes(), 32 * 32);
+        small.reserve(1000);
+        assert_eq!((small.len(), small.bytes()), (16, 2048 * 32));
+        for i in 0..16u64 {
+            assert_eq!(
+                &small.get(&key(i), PieceTable::hash(&key(i))).unwrap().ids[..2],
+                &[i as u32, 7]
+            );
+        }
     }
 }
