@@ -171,9 +171,9 @@ const HOT_BITS: u32 = 13;
 /// Entries a `LocalCache` holds before it starts over (8 MB of slots).
 const LOCAL_MAX: usize = 1 << 17;
 
-/// Entries a `LocalCache` table has room for when it is made (256 KB of
+/// Entries a `LocalCache` table has room for when it is made (64 KB of
 /// slots: a thread that encodes a few short texts needs no more).
-const LOCAL_START: usize = 1 << 12;
+const LOCAL_START: usize = 1 << 10;
 
 /// Entries it has room for once it first fills up: 2 MB of slots, one huge
 /// page, zeroed by the kernel as it is first touched. A megabyte of English
@@ -182,7 +182,8 @@ const LOCAL_START: usize = 1 << 12;
 /// of the second megabyte a thread encoded, and in a virtual machine a block
 /// of never-used memory costs far more than its zeroing (a 1 MB document
 /// took 35% longer). So its first growth goes straight to this size, within
-/// the first hundred kilobytes or so of a thread's text.
+/// the first few tens of kilobytes of a thread's text (at 4K entries, the
+/// 1 MB of code that warmed o200k up had not filled it yet).
 const LOCAL_WORKING: usize = 1 << 15;
 
 impl LocalCache {
