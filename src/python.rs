@@ -155,16 +155,14 @@ impl Tokenizer {
             Ok(ids)
         };
         let done = py.detach(|| {
-            crate::parallel::install(num_threads, || {
-                if raws.len() == 1 {
-                    // one text: no fan-out (the document itself may still be split)
-                    return one(&mut String::new(), (0, &raws[0])).map(|ids| vec![ids]);
-                }
-                raws.par_iter()
-                    .enumerate()
-                    .map_init(String::new, |buf, item| one(buf, item))
-                    .collect::<Result<Vec<_>, Failed>>()
-            })
+            if raws.len() == 1 {
+                // one text: no fan-out (the document itself may still be split)
+                return crate::parallel::install(num_threads, || {
+                    one(&mut String::new(), (0, &raws[0])).map(|ids| vec![ids])
+                });
+            }
+            // (this thread one of the workers, see `map_indexed`)
+            crate::parallel::map_indexed(num_threads, raws.len(), String::new, |buf, i| one(buf, (i, &raws[i])))
         });
         match done {
             Ok(all) => Ok(all),
