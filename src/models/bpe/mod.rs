@@ -86,7 +86,10 @@ struct LocalCache {
     generation: u64,
     /// Direct-mapped, the pieces seen last (any of the tables' entries with
     /// at most `SLOT_IDS` tokens): small enough to stay in the core's cache.
-    hot: Box<[Slot]>,
+    /// (Its size in its type: an index made of the hash's top `HOT_BITS`
+    /// bits needs no bounds check, nor the length read from memory, on
+    /// the path every piece takes.)
+    hot: Box<[Slot; 1 << HOT_BITS]>,
     table: PieceTable,
     spill: Vec<u32>,
     /// Pieces longer than `SHORT_MAX` (up to `merge::WIDE_MAX` bytes) met
@@ -190,7 +193,9 @@ impl LocalCache {
     fn new(generation: u64) -> Self {
         LocalCache {
             generation,
-            hot: table::zeroed_slots(1 << HOT_BITS),
+            hot: table::zeroed_slots(1 << HOT_BITS)
+                .try_into()
+                .unwrap_or_else(|_| unreachable!("a slice of 1 << HOT_BITS slots")),
             table: PieceTable::with_capacity(LOCAL_START),
             spill: Vec::new(),
             long: LongCache::default(),
