@@ -168,8 +168,10 @@ impl LongCache {
     }
 }
 
-/// Bits of the hot cache index: 8192 slots of 32 bytes.
-const HOT_BITS: u32 = 13;
+/// Bits of the hot cache index: 16K slots of 32 bytes (512 KB, a Zen 3
+/// core's second-level cache; 8K held 1-2% fewer of a document's pieces
+/// and encoded 2-4% slower, 32K no faster).
+const HOT_BITS: u32 = 14;
 
 /// Entries a `LocalCache` holds before it starts over (8 MB of slots).
 const LOCAL_MAX: usize = 1 << 17;
