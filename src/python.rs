@@ -142,8 +142,8 @@ impl Tokenizer {
             Surrogate(usize),
             Encode(Error),
         }
-        let one = |buf: &mut String, (i, raw): (usize, &RawText)| -> Result<Vec<u32>, Failed> {
-            let text = raw.utf8(buf).map_err(|_| Failed::Surrogate(i))?;
+        let one = |buf: &mut String, i: usize| -> Result<Vec<u32>, Failed> {
+            let text = raws[i].utf8(buf).map_err(|_| Failed::Surrogate(i))?;
             let mut ids = self
                 .inner
                 .encode(text, &allowed, permitted.as_ref(), add_special_tokens)
@@ -157,12 +157,10 @@ impl Tokenizer {
         let done = py.detach(|| {
             if raws.len() == 1 {
                 // one text: no fan-out (the document itself may still be split)
-                return crate::parallel::install(num_threads, || {
-                    one(&mut String::new(), (0, &raws[0])).map(|ids| vec![ids])
-                });
+                return crate::parallel::install(num_threads, || one(&mut String::new(), 0).map(|ids| vec![ids]));
             }
             // (this thread one of the workers, see `map_indexed`)
-            crate::parallel::map_indexed(num_threads, raws.len(), String::new, |buf, i| one(buf, (i, &raws[i])))
+            crate::parallel::map_indexed(num_threads, raws.len(), String::new, one)
         });
         match done {
             Ok(all) => Ok(all),

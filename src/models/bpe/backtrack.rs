@@ -538,11 +538,13 @@ impl Backtrack {
                 _ => NONE,
             })
             .collect::<Vec<u32>>();
+        // (a token with bytes but no split: one BPE does not make)
         let unmade = splits
             .iter()
             .zip(vocab_r)
             .enumerate()
-            .filter_map(|(id, (s, bytes))| Some((bytes.as_ref().filter(|_| s.is_none())?.clone(), id as u32)))
+            .filter(|(_, (s, _))| s.is_none())
+            .filter_map(|(id, (_, bytes))| Some((bytes.clone()?, id as u32)))
             .collect();
         Some(Backtrack {
             unmade,

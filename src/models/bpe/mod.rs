@@ -195,9 +195,7 @@ impl LocalCache {
     fn new(generation: u64) -> Self {
         LocalCache {
             generation,
-            hot: table::zeroed_slots(1 << HOT_BITS)
-                .try_into()
-                .unwrap_or_else(|_| unreachable!("a slice of 1 << HOT_BITS slots")),
+            hot: table::zeroed_array(),
             table: PieceTable::with_capacity(LOCAL_START),
             spill: Vec::new(),
             long: LongCache::default(),

@@ -156,6 +156,12 @@ pub fn zeroed_slots(n: usize) -> Box<[Slot]> {
     unsafe { Box::<[Slot]>::new_zeroed_slice(n).assume_init() }
 }
 
+/// `zeroed_slots` with the count in the type.
+pub fn zeroed_array<const N: usize>() -> Box<[Slot; N]> {
+    // SAFETY: as in `zeroed_slots`
+    unsafe { Box::<[Slot; N]>::new_zeroed().assume_init() }
+}
+
 /// Start loading the cache line of `r` (a hint: nothing happens on targets
 /// without a prefetch instruction).
 #[inline(always)]
