@@ -677,7 +677,7 @@ impl Bpe {
                             return;
                         }
                         if slot.n != PENDING {
-                            out.extend_from_slice(&slot.ids[..slot.n as usize]);
+                            push_ids(out, &slot.ids, slot.n as usize);
                             return;
                         }
                         // (waiting to be merged: `look_up` sees to it)
@@ -944,9 +944,9 @@ impl Bpe {
             out.extend_from_slice(&work.tail[from..m.at - first]);
             let (start, len) = (m.start as usize, m.len as usize);
             if m.len == MERGE {
-                out.extend_from_slice(&work.merged[start][..work.counts[start] as usize]);
+                push_ids(out, &work.merged[start], work.counts[start] as usize);
             } else if m.len == MERGE_WIDE {
-                out.extend_from_slice(&work.merged_wide[start][..work.counts_wide[start] as usize]);
+                push_ids(out, &work.merged_wide[start], work.counts_wide[start] as usize);
             } else {
                 out.extend_from_slice(&work.extra[start..start + len]);
             }
@@ -957,6 +957,22 @@ impl Bpe {
         work.extra.clear();
         work.merging.clear();
         work.wide.clear();
+    }
+}
+
+/// Append `ids[..n]` to `out` (`n <= N`): all `N` written past the end,
+/// the length moved by `n`. A copy of a slice of unknown length is a call
+/// to `memcpy`, which costs more than the few ids a piece has.
+#[inline(always)]
+fn push_ids<const N: usize>(out: &mut Vec<u32>, ids: &[u32; N], n: usize) {
+    debug_assert!(n <= N);
+    out.reserve(N);
+    let len = out.len();
+    // SAFETY: `reserve` made room for `N` ids past `len`; the first `n`
+    // of them are written, and `n <= N`
+    unsafe {
+        out.as_mut_ptr().add(len).cast::<[u32; N]>().write_unaligned(*ids);
+        out.set_len(len + n.min(N));
     }
 }
 
