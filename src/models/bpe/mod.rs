@@ -25,6 +25,9 @@ const CACHE_CAPACITY: usize = 200_000;
 const CACHE_MAX_PIECE: usize = 128;
 /// Pieces this long that repeat one character take `encode_run`.
 const RUN_MIN: usize = 8192;
+/// Bytes of long multi-byte pieces after which the backtracking encoder
+/// is built (see `Bpe::backtracks`).
+const BACKTRACK_AFTER: usize = 64 << 10;
 
 /// The byte length of the character `piece` repeats, if it is one repeated.
 fn run_unit(piece: &[u8]) -> Option<usize> {
@@ -66,6 +69,9 @@ pub struct Bpe {
     /// The backtracking encoder, made on first use, for the models it
     /// applies to (see `backtrack`).
     backtrack: std::sync::OnceLock<Option<backtrack::Backtrack>>,
+    /// Bytes of long multi-byte pieces met before the backtracking encoder
+    /// was built (see `backtracks`).
+    multibyte_seen: std::sync::atomic::AtomicUsize,
     cache: RwLock<PieceCache>,
     /// Tells this model's entries in the per-thread hot caches from others';
     /// a new one whenever the vocabulary changes.
@@ -418,6 +424,7 @@ impl Bpe {
             byte_pairs: std::sync::OnceLock::new(),
             pair_table: std::sync::OnceLock::new(),
             backtrack: std::sync::OnceLock::new(),
+            multibyte_seen: std::sync::atomic::AtomicUsize::new(0),
             cache: RwLock::new(FxHashMap::default()),
             generation: next_generation(),
         }
@@ -1199,9 +1206,28 @@ impl Bpe {
     /// Whether `piece` goes to the backtracking encoder: it pays off on long
     /// multi-byte pieces (Chinese, Japanese …), where merging takes many
     /// rounds; short and ASCII pieces merge fast.
+    ///
+    /// The encoder is built once `BACKTRACK_AFTER` bytes of such pieces
+    /// have come (one piece that long builds it at once); until then they
+    /// are merged. Its build takes 0.1 s and tens of megabytes of memory
+    /// traffic, which a text with a few such pieces (English with a
+    /// box-drawing line, code with an accented name) never earns back, and
+    /// which left the caches cold for the text after it (cl100k code, 1 MB
+    /// after a warm-up whose one such piece came near its end: 212 MB/s
+    /// against 235 with the encoder built earlier).
     #[inline]
     fn backtracks(&self, piece: &[u8]) -> bool {
-        piece.len() > 6 && self.dropout.is_none_or(|d| d <= 0.0) && !piece.is_ascii() && self.backtrack().is_some()
+        if piece.len() <= 6 || self.dropout.is_some_and(|d| d > 0.0) || piece.is_ascii() {
+            return false;
+        }
+        if let Some(built) = self.backtrack.get() {
+            return built.is_some();
+        }
+        use std::sync::atomic::Ordering::Relaxed;
+        // (a piece may be asked about more than once on its way: the count
+        // only decides when the build comes, never an encoding)
+        let seen = self.multibyte_seen.fetch_add(piece.len(), Relaxed) + piece.len();
+        seen >= BACKTRACK_AFTER && self.backtrack().is_some()
     }
 
     /// Merge `piece` into `syms` (empty on entry): no cache, no whole-piece lookup.
@@ -1475,6 +1501,60 @@ mod tests {
             };
             assert_eq!(local.tokens(&slot), want);
         }
+    }
+
+    #[test]
+    fn the_backtracking_encoder_waits_for_enough_multibyte_text() {
+        // every byte; 中 and 文 each in two merges; 中文 and 文中
+        let mut ranks: Vec<(Vec<u8>, u32)> = (0..=255u8).map(|b| (vec![b], b as u32)).collect();
+        for t in [
+            &[0xE4, 0xB8][..],
+            "中".as_bytes(),
+            &[0xE6, 0x96],
+            "文".as_bytes(),
+            "中文".as_bytes(),
+            "文中".as_bytes(),
+        ] {
+            let id = ranks.len() as u32;
+            ranks.push((t.to_vec(), id));
+        }
+        let m = Bpe::from_ranks(ranks).unwrap();
+        let scanner = crate::scanner::Scanner::for_pattern(crate::pre_tokenizers::CL100K_PATTERN).unwrap();
+        // each piece whole if it is a token, else merged from its bytes
+        // with the plain merge loop
+        let reference = |text: &str| {
+            let mut want = vec![];
+            scanner.for_each(text, |s, e| {
+                let piece = &text.as_bytes()[s..e];
+                if let Some(id) = m.whole(piece) {
+                    want.push(id);
+                    return;
+                }
+                let mut syms: Vec<(u32, u32)> = piece.iter().map(|&b| (b as u32, 1)).collect();
+                merge::merge_symbols(&mut syms, &m.merges, None);
+                want.extend(syms.iter().map(|&(id, _)| id));
+            });
+            want
+        };
+        let encode = |text: &str| {
+            let mut got = vec![];
+            m.encode_scanned(&scanner, text, &mut got);
+            got
+        };
+        let short = "中文中中文 文中文文 x中文中 中中中中中中";
+        assert_eq!(encode(short), reference(short));
+        assert!(m.backtrack.get().is_none(), "a few long pieces are merged");
+        let long = "中文中中文文 中中文中文文中 ".repeat(BACKTRACK_AFTER / 30 + 1);
+        assert_eq!(encode(&long), reference(&long));
+        assert!(m.backtrack.get().is_some_and(|b| b.is_some()), "built once enough came");
+        assert_eq!(encode(short), reference(short));
+        // a single piece that long builds it at once
+        let m2 = Bpe::from_ranks(m.vocab_entries().iter().map(|&(id, t)| (t.to_vec(), id)).collect()).unwrap();
+        let piece = "中".repeat(BACKTRACK_AFTER / 3 + 1);
+        let mut got = vec![];
+        m2.encode_scanned(&scanner, &piece, &mut got);
+        assert!(m2.backtrack.get().is_some());
+        assert_eq!(got, reference(&piece));
     }
 
     #[test]
