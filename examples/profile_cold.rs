@@ -6,7 +6,10 @@
 //! With `ONE=1`: N rounds, each loading a tokenizer, warming it up and
 //! timing it on a new thread, every round's MB/s on stderr — for
 //! side-by-side runs of two builds on a machine whose speed drifts.
-//! `ONE=threads`: the same with one tokenizer for all rounds (quicker).
+//! `ONE=threads`: the same with one tokenizer for all rounds (quicker, but
+//! rounds after the first find what earlier rounds built or cached in the
+//! tokenizer: the backtracking encoder, long pieces; `ONE=1` is the one
+//! that matches the benchmark, which loads a fresh tokenizer).
 use std::time::Instant;
 use tokensmith::added_tokens::Allowed;
 use tokensmith::Tokenizer;
