@@ -75,6 +75,37 @@ def test_thread_counts_and_numpy(corpus, monkeypatch) -> None:
     assert len(empty_ids) == 0 and empty_offsets.tolist() == [0]
 
 
+def test_numpy_output_without_numpy_fails_before_encoding(corpus, monkeypatch) -> None:
+    # numpy is looked up before the encoder runs: a missing numpy is an
+    # error at once, not after the work (and its import never falls between
+    # one encode and the next)
+    import tokensmith.tokenizer as tmod
+
+    tok = ts.train(texts=corpus, vocab_size=300)
+    calls: list[str] = []
+
+    class Spy:
+        def __init__(self, core) -> None:  # type: ignore[no-untyped-def]
+            self.core = core
+
+        def __getattr__(self, name):  # type: ignore[no-untyped-def]
+            calls.append(name)
+            return getattr(self.core, name)
+
+    monkeypatch.setattr(tok, "_core", Spy(tok._core))
+    monkeypatch.setattr(tmod, "_NUMPY", ())
+    monkeypatch.setitem(sys.modules, "numpy", None)
+    with pytest.raises(ts.ConfigError, match="needs numpy"):
+        tok.encode_to_numpy("some text to encode")
+    with pytest.raises(ts.ConfigError, match="needs numpy"):
+        tok.encode_batch_to_numpy(["some", "texts"])
+    assert calls == []
+    # the list path needs no numpy, and goes through the same encoder
+    want = tok._core.core.encode("some text", "none", None, True)
+    assert tok.encode("some text", disallowed_special=()) == want
+    assert calls == ["encode"]
+
+
 def test_numpy_paths_match_lists_on_every_kind_of_input(corpus) -> None:
     """encode_to_numpy / encode_batch_to_numpy give encode's ids, errors and
     clean-ups: a big document, an empty one, lone surrogates, special tokens."""
