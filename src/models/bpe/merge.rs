@@ -378,6 +378,8 @@ struct Lane<const W: usize> {
     /// where those pairs are in the pair table (`PairLookup::locate`)
     at: [usize; 2],
     n: u8,
+    /// symbols left
+    left: u8,
     /// index of the piece; `usize::MAX` when the lane is free
     piece: usize,
 }
@@ -422,6 +424,7 @@ impl<const W: usize> Lane<W> {
         todo: [Self::LAST; 2],
         at: [0; 2],
         n: 0,
+        left: 0,
         piece: usize::MAX,
     };
 
@@ -433,6 +436,7 @@ impl<const W: usize> Lane<W> {
         debug_assert!((2..W).contains(&n));
         self.piece = k;
         self.n = n as u8;
+        self.left = n as u8;
         self.todo = [Self::LAST; 2];
         self.at = [pad; 2];
         self.next = Self::NEXT0;
@@ -449,9 +453,11 @@ impl<const W: usize> Lane<W> {
 
     /// Read the two ranks still to be read, then merge the lowest pair
     /// (leftmost first) and start loading the two pairs that merge makes.
-    /// True when no pair merges: the piece is done.
+    /// True when no pair merges: the piece is done. With `whole_absent`
+    /// (the whole piece is no token), also as soon as two symbols are
+    /// left: their merge would be the whole piece.
     #[inline(always)]
-    fn step<R: RankVec<W>>(&mut self, merges: &impl PairLookup) -> bool {
+    fn step<R: RankVec<W>>(&mut self, merges: &impl PairLookup, whole_absent: bool) -> bool {
         // (the ranks as they were, read before the two new ones are stored:
         // a vector load of bytes just stored one by one waits until the
         // stores are done; the new ranks are put in the vectors instead)
@@ -475,6 +481,10 @@ impl<const W: usize> Lane<W> {
         self.next[i] = k;
         // (`k` may be the end, `n`: its `prev` is never read)
         self.prev[k as usize & (W - 1)] = i as u8;
+        self.left -= 1;
+        if whole_absent & (self.left == 2) {
+            return true;
+        }
         let p = self.prev[i];
         self.todo = [i as u8, p];
         self.at = [
@@ -768,14 +778,15 @@ pub fn merge_bytes_many<'a>(
     merges: &impl PairLookup,
     ids: &mut [[u32; MANY_MAX + 1]],
     counts: &mut [u8],
+    whole_absent: bool,
 ) {
     #[cfg(target_arch = "x86_64")]
     if crate::has_avx2() {
         // SAFETY: AVX2 is there.
-        unsafe { merge_bytes_many_avx2(count, piece, byte_ids, table, merges, ids, counts) };
+        unsafe { merge_bytes_many_avx2(count, piece, byte_ids, table, merges, ids, counts, whole_absent) };
         return;
     }
-    merge_bytes_many_with::<16, Ranks>(count, piece, byte_ids, table, merges, ids, counts);
+    merge_bytes_many_with::<16, Ranks>(count, piece, byte_ids, table, merges, ids, counts, whole_absent);
 }
 
 /// `merge_bytes_many` compiled for AVX2.
@@ -789,8 +800,9 @@ unsafe fn merge_bytes_many_avx2<'a>(
     merges: &impl PairLookup,
     ids: &mut [[u32; MANY_MAX + 1]],
     counts: &mut [u8],
+    whole_absent: bool,
 ) {
-    merge_bytes_many_with::<16, Ranks8>(count, piece, byte_ids, table, merges, ids, counts);
+    merge_bytes_many_with::<16, Ranks8>(count, piece, byte_ids, table, merges, ids, counts, whole_absent);
 }
 
 /// `merge_bytes_many` for pieces of up to `WIDE_MAX` bytes (the lanes twice
@@ -804,14 +816,15 @@ pub fn merge_bytes_many_wide<'a>(
     merges: &impl PairLookup,
     ids: &mut [[u32; WIDE_MAX + 1]],
     counts: &mut [u8],
+    whole_absent: bool,
 ) -> bool {
     #[cfg(target_arch = "x86_64")]
     if crate::has_avx2() {
         // SAFETY: AVX2 is there.
-        unsafe { merge_bytes_many_wide_avx2(count, piece, byte_ids, table, merges, ids, counts) };
+        unsafe { merge_bytes_many_wide_avx2(count, piece, byte_ids, table, merges, ids, counts, whole_absent) };
         return true;
     }
-    let _ = (count, piece, byte_ids, table, merges, ids, counts);
+    let _ = (count, piece, byte_ids, table, merges, ids, counts, whole_absent);
     false
 }
 
@@ -831,8 +844,9 @@ unsafe fn merge_bytes_many_wide_avx2<'a>(
     merges: &impl PairLookup,
     ids: &mut [[u32; WIDE_MAX + 1]],
     counts: &mut [u8],
+    whole_absent: bool,
 ) {
-    merge_bytes_many_with::<32, Ranks32>(count, piece, byte_ids, table, merges, ids, counts);
+    merge_bytes_many_with::<32, Ranks32>(count, piece, byte_ids, table, merges, ids, counts, whole_absent);
 }
 
 #[inline(always)]
@@ -844,15 +858,20 @@ fn merge_bytes_many_with<'a, const W: usize, R: RankVec<W>>(
     merges: &impl PairLookup,
     ids: &mut [[u32; W]],
     counts: &mut [u8],
+    whole_absent: bool,
 ) {
     debug_assert!(ids.len() >= count && counts.len() >= count);
-    // (a single byte is its token)
+    // A single byte is its token; with `whole_absent`, two bytes are two
+    // (their only merge would be the whole piece).
+    let at_once = 1 + whole_absent as usize;
     for k in 0..count {
         let p = piece(k);
         debug_assert!((1..W).contains(&p.len()));
-        if p.len() < 2 {
-            ids[k][0] = byte_ids[p[0] as usize];
-            counts[k] = 1;
+        if p.len() <= at_once {
+            for (i, &b) in p.iter().enumerate() {
+                ids[k][i] = byte_ids[b as usize];
+            }
+            counts[k] = p.len() as u8;
         }
     }
     let pad = merges.locate(PAD, PAD);
@@ -862,7 +881,7 @@ fn merge_bytes_many_with<'a, const W: usize, R: RankVec<W>>(
         while taken < count {
             let (k, p) = (taken, piece(taken));
             taken += 1;
-            if p.len() >= 2 {
+            if p.len() > at_once {
                 return Some((k, p));
             }
         }
@@ -893,7 +912,7 @@ fn merge_bytes_many_with<'a, const W: usize, R: RankVec<W>>(
     };
     while busy > 0 {
         for lane in lanes.iter_mut() {
-            if lane.piece == usize::MAX || !lane.step::<R>(merges) {
+            if lane.piece == usize::MAX || !lane.step::<R>(merges, whole_absent) {
                 continue;
             }
             let k = lane.piece;
@@ -1172,6 +1191,7 @@ mod tests {
                 &table,
                 &mut ids,
                 &mut counts,
+                false,
             );
             for (k, w) in want[start..end].iter().enumerate() {
                 assert_eq!(&ids[k][..counts[k] as usize], &w[..], "{:?}", batch[k]);
@@ -1185,6 +1205,7 @@ mod tests {
                 &merges,
                 &mut ids,
                 &mut counts2,
+                false,
             );
             assert_eq!(counts, counts2);
             // the portable (SSE2) lanes too, whatever this machine has
@@ -1198,6 +1219,7 @@ mod tests {
                 &table,
                 &mut ids3,
                 &mut counts3,
+                false,
             );
             assert_eq!(counts, counts3);
             for k in 0..batch.len() {
@@ -1240,18 +1262,78 @@ mod tests {
                     &table,
                     &mut ids,
                     &mut counts,
+                    false,
                 );
                 for (i, w) in want[c * size..][..k].iter().enumerate() {
                     assert_eq!(&ids[i][..counts[i] as usize], &w[..], "{:?}", batch[i]);
                 }
                 let (mut ids2, mut counts2) = (vec![[0u32; WIDE_MAX + 1]; k], vec![0u8; k]);
-                wide = merge_bytes_many_wide(k, |i| &batch[i], &byte_ids, &bytes, &table, &mut ids2, &mut counts2);
+                wide = merge_bytes_many_wide(
+                    k,
+                    |i| &batch[i],
+                    &byte_ids,
+                    &bytes,
+                    &table,
+                    &mut ids2,
+                    &mut counts2,
+                    false,
+                );
                 assert_eq!(wide, wide_lanes());
                 if wide {
                     assert_eq!(counts, counts2);
                     for i in 0..k {
                         assert_eq!(ids[i][..counts[i] as usize], ids2[i][..counts[i] as usize]);
                     }
+                }
+            }
+        }
+    }
+
+    /// With `whole_absent`, a piece stops merging when two symbols are left
+    /// (or is two bytes): the same tokens as merging to the end, for every
+    /// piece whose whole is no token (in these toy merges: those that do
+    /// not merge into one), narrow and wide lanes alike.
+    #[test]
+    fn lanes_stop_at_two_symbols_when_the_whole_piece_is_no_token() {
+        for max in [MANY_MAX, WIDE_MAX] {
+            let (byte_ids, merges, pieces) = toy_pieces(max);
+            let table = PairTable::new(&merges);
+            let bytes = byte_pair_table(&table, &byte_ids);
+            let (pieces, want): (Vec<Vec<u8>>, Vec<Vec<u32>>) = pieces
+                .into_iter()
+                .map(|p| {
+                    let mut syms = Vec::new();
+                    assert!(merge_bytes(&p, &byte_ids, &bytes, &merges, &mut syms));
+                    (p, syms.iter().map(|s| s.0).collect::<Vec<u32>>())
+                })
+                .filter(|(_, w)| w.len() != 1)
+                .unzip();
+            // pieces that reach two symbols after merging, and two-byte ones
+            assert!(want.iter().filter(|w| w.len() == 2).count() > 10);
+            assert!(pieces.iter().any(|p| p.len() == 2) && pieces.iter().any(|p| p.len() > 8));
+            for batch in (0..pieces.len()).collect::<Vec<_>>().chunks(LANES + 3) {
+                let k = batch.len();
+                let piece = |i: usize| pieces[batch[i]].as_slice();
+                let got: Vec<Vec<u32>> = if max == MANY_MAX {
+                    let (mut ids, mut counts) = (vec![[0u32; MANY_MAX + 1]; k], vec![0u8; k]);
+                    merge_bytes_many(k, piece, &byte_ids, &bytes, &table, &mut ids, &mut counts, true);
+                    (0..k).map(|i| ids[i][..counts[i] as usize].to_vec()).collect()
+                } else {
+                    let (mut ids, mut counts) = (vec![[0u32; WIDE_MAX + 1]; k], vec![0u8; k]);
+                    merge_bytes_many_with::<32, RankArray<32>>(
+                        k,
+                        piece,
+                        &byte_ids,
+                        &bytes,
+                        &table,
+                        &mut ids,
+                        &mut counts,
+                        true,
+                    );
+                    (0..k).map(|i| ids[i][..counts[i] as usize].to_vec()).collect()
+                };
+                for (i, &j) in batch.iter().enumerate() {
+                    assert_eq!(got[i], want[j], "{:?}", pieces[j]);
                 }
             }
         }

@@ -906,6 +906,8 @@ impl Bpe {
                 pairs,
                 &mut work.merged,
                 &mut work.counts,
+                // (`look_up` found no token for the whole piece)
+                self.ignore_merges,
             );
             for (i, p) in work.merging.iter().enumerate() {
                 let tokens = &work.merged[i][..work.counts[i] as usize];
@@ -932,6 +934,8 @@ impl Bpe {
                 pairs,
                 &mut work.merged_wide,
                 &mut work.counts_wide,
+                // (`look_up_long` found no token for the whole piece)
+                self.ignore_merges,
             );
             debug_assert!(done, "long pieces wait only where the wide lanes work");
             for (i, p) in wide.iter().enumerate() {
