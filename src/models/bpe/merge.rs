@@ -770,6 +770,7 @@ impl<const W: usize> RankVec<W> for RankArray<W> {
 /// lookup in turn (the pair table does not stay in the caches); here up to
 /// `LANES` of those waits overlap. The tokens of `pieces[k]` go to
 /// `ids[k][..counts[k]]`; the results are `merge_bytes`'s exactly.
+#[allow(clippy::too_many_arguments)]
 pub fn merge_bytes_many<'a>(
     count: usize,
     piece: impl Fn(usize) -> &'a [u8],
@@ -792,6 +793,7 @@ pub fn merge_bytes_many<'a>(
 /// `merge_bytes_many` compiled for AVX2.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
+#[allow(clippy::too_many_arguments)]
 unsafe fn merge_bytes_many_avx2<'a>(
     count: usize,
     piece: impl Fn(usize) -> &'a [u8],
@@ -808,6 +810,7 @@ unsafe fn merge_bytes_many_avx2<'a>(
 /// `merge_bytes_many` for pieces of up to `WIDE_MAX` bytes (the lanes twice
 /// as wide), where the CPU has AVX2; false (and nothing done) elsewhere:
 /// the caller then merges the pieces one by one.
+#[allow(clippy::too_many_arguments)]
 pub fn merge_bytes_many_wide<'a>(
     count: usize,
     piece: impl Fn(usize) -> &'a [u8],
@@ -836,6 +839,7 @@ pub fn wide_lanes() -> bool {
 /// `merge_bytes_many_wide` compiled for AVX2.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
+#[allow(clippy::too_many_arguments)]
 unsafe fn merge_bytes_many_wide_avx2<'a>(
     count: usize,
     piece: impl Fn(usize) -> &'a [u8],
@@ -850,6 +854,7 @@ unsafe fn merge_bytes_many_wide_avx2<'a>(
 }
 
 #[inline(always)]
+#[allow(clippy::too_many_arguments)]
 fn merge_bytes_many_with<'a, const W: usize, R: RankVec<W>>(
     count: usize,
     piece: impl Fn(usize) -> &'a [u8],
