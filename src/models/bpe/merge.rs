@@ -218,7 +218,7 @@ pub fn merge_symbols(syms: &mut Vec<(u32, u32)>, merges: &impl PairLookup, dropo
 /// A pair's rank in the scan arrays when it does not merge. Ranks are below
 /// 2^31, so signed 32-bit minimums (which baseline x86-64 vector code has)
 /// order them.
-const NO_MERGE: i32 = i32::MAX;
+pub(super) const NO_MERGE: i32 = i32::MAX;
 
 /// A pair's merge for the scan: (rank, merged id), `NO_MERGE` when none.
 #[inline(always)]

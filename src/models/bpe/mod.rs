@@ -812,6 +812,19 @@ impl Bpe {
                     continue;
                 }
             }
+            if p.len == 3 && work.defer && self.ignore_merges {
+                // Not a token (just looked up): its two pairs are in the
+                // byte-pair table, the lower (leftmost of equals) merges,
+                // and the two symbols left cannot (that would make the
+                // whole piece). Cheaper than a lookup in the thread's
+                // table, so such pieces are never kept there. (Random text
+                // such as base64 is full of them.)
+                let tokens = self.three_bytes(&bytes[p.start..p.start + 3]);
+                let tokens = &tokens.0[..tokens.1];
+                local.hot[hot] = Slot::new(key, tokens);
+                work.place(out, p.at, tokens);
+                continue;
+            }
             if let Some(slot) = local.table.get(&key, h) {
                 let slot = *slot;
                 work.place(out, p.at, local.tokens(&slot));
@@ -849,6 +862,31 @@ impl Bpe {
         }
         if work.merging.len() >= DEFER || work.wide.len() >= DEFER || work.marks.len() >= MARKS_MAX {
             self.flush(bytes, local, work, out);
+        }
+    }
+
+    /// The tokens of a piece of three bytes that is no token, for a model
+    /// whose pieces merge from their bytes (`merges_from_bytes`): at most
+    /// one merge, read from the byte-pair table.
+    #[inline(always)]
+    fn three_bytes(&self, b: &[u8]) -> ([u32; 3], usize) {
+        let pairs = self.pair_table();
+        let table = self
+            .byte_pairs
+            .get_or_init(|| merge::byte_pair_table(pairs, &self.byte_ids));
+        let (r01, id01) = table[((b[0] as usize) << 8) | b[1] as usize];
+        let (r12, id12) = table[((b[1] as usize) << 8) | b[2] as usize];
+        let ids = [
+            self.byte_ids[b[0] as usize],
+            self.byte_ids[b[1] as usize],
+            self.byte_ids[b[2] as usize],
+        ];
+        if r01.min(r12) == merge::NO_MERGE {
+            (ids, 3)
+        } else if r01 <= r12 {
+            ([id01, ids[2], 0], 2)
+        } else {
+            ([ids[0], id12, 0], 2)
         }
     }
 
@@ -1403,6 +1441,43 @@ mod tests {
             m.encode_scanned(&scanner, &text, &mut got);
             assert_eq!(got, want);
         }
+    }
+
+    #[test]
+    fn three_byte_pieces_from_the_byte_pairs_merge_like_any_other() {
+        // every piece of three letters (and of a space and two) over a small
+        // alphabet: no merge, one merge either side, ties ("aaa"), and a
+        // three-byte token found whole
+        let scanner = crate::scanner::Scanner::for_pattern(crate::pre_tokenizers::GPT2_PATTERN).unwrap();
+        let mut ranks: Vec<(Vec<u8>, u32)> = (0..=255u8).map(|b| (vec![b], b as u32)).collect();
+        for t in ["aa", "ab", "ba", "bc", " a", " b", "xa", "abc", " aa"] {
+            let id = ranks.len() as u32;
+            ranks.push((t.as_bytes().to_vec(), id));
+        }
+        let m = Bpe::from_ranks(ranks).unwrap();
+        let letters = ['a', 'b', 'c', 'x'];
+        let mut text = String::new();
+        for &p in &letters {
+            for &q in &letters {
+                for &r in &letters {
+                    text.extend([p, q, r, ',', ' ', q, r, ',']);
+                }
+            }
+        }
+        let mut want = vec![];
+        let mut threes = 0;
+        scanner.for_each(&text, |s, e| {
+            threes += (e - s == 3) as usize;
+            want.extend(ids(&m, &text[s..e]));
+        });
+        assert_eq!(threes, 2 * 64);
+        let mut got = vec![];
+        m.encode_scanned(&scanner, &text, &mut got);
+        assert_eq!(got, want);
+        // and again, from the thread's caches
+        got.clear();
+        m.encode_scanned(&scanner, &text, &mut got);
+        assert_eq!(got, want);
     }
 
     #[test]
