@@ -736,6 +736,17 @@ impl Bpe {
     /// inlined: it would crowd the short pieces' loop.)
     #[inline(never)]
     fn long_piece(&self, piece: &[u8], buf: &mut Vec<(u32, u32)>, syms: &mut Vec<(u32, u32)>, out: &mut Vec<u32>) {
+        // (a long run of one multi-byte character, such as a million `中`,
+        // repeats a period like any run: cheaper than backtracking through it)
+        if piece.len() >= RUN_MIN && self.dropout.is_none_or(|d| d <= 0.0) && self.merges_from_bytes() {
+            if let Some(unit) = run_unit(piece) {
+                buf.clear();
+                if self.encode_run(piece, unit, buf, syms) {
+                    out.extend(buf.iter().map(|&(id, _)| id));
+                    return;
+                }
+            }
+        }
         if self.backtracks(piece) {
             self.backtracked_piece(piece, syms, out);
             return;
@@ -1642,10 +1653,17 @@ mod tests {
         assert_eq!(encode(&long), reference(&long));
         assert!(m.backtrack.get().is_some_and(|b| b.is_some()), "built once enough came");
         assert_eq!(encode(short), reference(short));
-        // a single piece that long builds it at once
-        let m2 = Bpe::from_ranks(m.vocab_entries().iter().map(|&(id, t)| (t.to_vec(), id)).collect()).unwrap();
-        let piece = "中".repeat(BACKTRACK_AFTER / 3 + 1);
+        // a single piece that long builds it at once; a run of one
+        // character that long does not (it is encoded as a run)
+        let fresh = || Bpe::from_ranks(m.vocab_entries().iter().map(|&(id, t)| (t.to_vec(), id)).collect()).unwrap();
+        let m2 = fresh();
+        let run = "中".repeat(BACKTRACK_AFTER / 3 + 1);
         let mut got = vec![];
+        m2.encode_scanned(&scanner, &run, &mut got);
+        assert!(m2.backtrack.get().is_none());
+        assert_eq!(got, reference(&run));
+        let piece = "中文".repeat(BACKTRACK_AFTER / 6 + 1);
+        got.clear();
         m2.encode_scanned(&scanner, &piece, &mut got);
         assert!(m2.backtrack.get().is_some());
         assert_eq!(got, reference(&piece));
