@@ -739,12 +739,12 @@ impl Bpe {
         // (a long run of one multi-byte character, such as a million `中`,
         // repeats a period like any run: cheaper than backtracking through it)
         if piece.len() >= RUN_MIN && self.dropout.is_none_or(|d| d <= 0.0) && self.merges_from_bytes() {
-            if let Some(unit) = run_unit(piece) {
-                buf.clear();
-                if self.encode_run(piece, unit, buf, syms) {
-                    out.extend(buf.iter().map(|&(id, _)| id));
-                    return;
-                }
+            if let Some(run) = run_unit(piece).and_then(|unit| self.run_parts(piece, unit, syms)) {
+                out.reserve(run.len());
+                out.extend(run.head().iter().map(|&(id, _)| id));
+                out.extend(std::iter::repeat_n(run.t.0, run.count));
+                out.extend(run.tail().iter().map(|&(id, _)| id));
+                return;
             }
         }
         if self.backtracks(piece) {
@@ -1132,6 +1132,29 @@ impl Work {
 /// Short pieces looked up together (see `encode_scanned_with`).
 const CHUNK: usize = 32;
 
+/// A run's tokens (`Bpe::run_parts`): `a[..i]`, then `count` times `t`,
+/// then `a[i..]`.
+struct Run {
+    a: Vec<(u32, u32)>,
+    i: usize,
+    t: (u32, u32),
+    count: usize,
+}
+
+impl Run {
+    fn head(&self) -> &[(u32, u32)] {
+        &self.a[..self.i]
+    }
+
+    fn tail(&self) -> &[(u32, u32)] {
+        &self.a[self.i..]
+    }
+
+    fn len(&self) -> usize {
+        self.a.len() + self.count
+    }
+}
+
 /// A short piece waiting for its lookup: where it is, its key and hash,
 /// and where its mark is in `out`.
 #[derive(Clone, Copy, Default)]
@@ -1176,6 +1199,18 @@ impl Bpe {
     /// extrapolated to the run's length; when any check fails, `false` is
     /// returned and the caller merges the whole run.
     fn encode_run(&self, piece: &[u8], unit: usize, out: &mut Vec<(u32, u32)>, syms: &mut Vec<(u32, u32)>) -> bool {
+        let Some(run) = self.run_parts(piece, unit, syms) else {
+            return false;
+        };
+        out.reserve(run.len());
+        out.extend_from_slice(run.head());
+        out.extend(std::iter::repeat_n(run.t, run.count));
+        out.extend_from_slice(run.tail());
+        true
+    }
+
+    /// `encode_run` as its parts (see `Run`), or None where it returns false.
+    fn run_parts(&self, piece: &[u8], unit: usize, syms: &mut Vec<(u32, u32)>) -> Option<Run> {
         const BASE: usize = 1024; // characters in the shortest probe
         const MAX_PERIOD: usize = 256;
         let m = piece.len() / unit;
@@ -1188,7 +1223,7 @@ impl Bpe {
         let (t_id, t_len) = first[first.len() / 2];
         let t_len = t_len as usize;
         if t_len == 0 || !t_len.is_multiple_of(unit) || t_len / unit > MAX_PERIOD {
-            return false;
+            return None;
         }
         let p = t_len / unit;
         let n = BASE + (m - BASE) % p;
@@ -1204,10 +1239,16 @@ impl Bpe {
             v
         };
         if i < 4 || b != with(1) || (2..=3).any(|k| probe(n + k * p) != with(k)) {
-            return false;
+            return None;
         }
-        out.extend(with((m - n) / p));
-        true
+        // (the tokens are not made here: a million of them, copied once
+        // more, were most of the time of a million `中`, in new pages)
+        Some(Run {
+            a,
+            i,
+            t: (t_id, t_len as u32),
+            count: (m - n) / p,
+        })
     }
 
     /// `encode_piece` after the whole-piece lookup: the piece cache, else
