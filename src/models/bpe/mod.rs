@@ -736,14 +736,17 @@ impl Bpe {
     /// inlined: it would crowd the short pieces' loop.)
     #[inline(never)]
     fn long_piece(&self, piece: &[u8], buf: &mut Vec<(u32, u32)>, syms: &mut Vec<(u32, u32)>, out: &mut Vec<u32>) {
-        // (a long run of one multi-byte character, such as a million `中`,
-        // repeats a period like any run: cheaper than backtracking through it)
-        if piece.len() >= RUN_MIN && self.dropout.is_none_or(|d| d <= 0.0) && self.merges_from_bytes() {
-            if let Some(run) = run_unit(piece).and_then(|unit| self.run_parts(piece, unit, syms)) {
+        // A long run of one character is encoded as a run, before the
+        // backtracking encoder could take it (a million `中`): the whole
+        // piece looked up first, as for any piece.
+        if let Some(unit) = self.run_unit(piece) {
+            if let Some(&id) = self.ignore_merges.then(|| self.vocab.get(piece)).flatten() {
+                out.push(id);
+                return;
+            }
+            if let Some(run) = self.encode_run(piece, unit, syms) {
                 out.reserve(run.len());
-                out.extend(run.head().iter().map(|&(id, _)| id));
-                out.extend(std::iter::repeat_n(run.t.0, run.count));
-                out.extend(run.tail().iter().map(|&(id, _)| id));
+                out.extend(run.tokens().map(|(id, _)| id));
                 return;
             }
         }
@@ -1132,7 +1135,7 @@ impl Work {
 /// Short pieces looked up together (see `encode_scanned_with`).
 const CHUNK: usize = 32;
 
-/// A run's tokens (`Bpe::run_parts`): `a[..i]`, then `count` times `t`,
+/// A run's tokens (`Bpe::encode_run`): `a[..i]`, then `count` times `t`,
 /// then `a[i..]`.
 struct Run {
     a: Vec<(u32, u32)>,
@@ -1142,12 +1145,12 @@ struct Run {
 }
 
 impl Run {
-    fn head(&self) -> &[(u32, u32)] {
-        &self.a[..self.i]
-    }
-
-    fn tail(&self) -> &[(u32, u32)] {
-        &self.a[self.i..]
+    fn tokens(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
+        let (head, tail) = self.a.split_at(self.i);
+        head.iter()
+            .copied()
+            .chain(std::iter::repeat_n(self.t, self.count))
+            .chain(tail.iter().copied())
     }
 
     fn len(&self) -> usize {
@@ -1187,6 +1190,14 @@ impl Bpe {
         }
     }
 
+    /// The byte length of the character `piece` repeats, where it is long
+    /// enough for `encode_run` and the model merges from bytes without
+    /// dropout.
+    fn run_unit(&self, piece: &[u8]) -> Option<usize> {
+        let applies = piece.len() >= RUN_MIN && self.dropout.is_none_or(|d| d <= 0.0) && self.merges_from_bytes();
+        applies.then(|| run_unit(piece)).flatten()
+    }
+
     /// A long run of one character (`"a" × 10⁶`, spaces, `"中" × 10⁶`):
     /// encoded from three short runs of the same length modulo the period.
     ///
@@ -1196,21 +1207,9 @@ impl Bpe {
     /// characters of `T`) encodes as the same tokens with one more `T` in the
     /// middle. That step is checked on the short runs `n`, `n + p`,
     /// `n + 2p` and `n + 3p` (each encoded by the ordinary merge) before it is
-    /// extrapolated to the run's length; when any check fails, `false` is
+    /// extrapolated to the run's length; when any check fails, `None` is
     /// returned and the caller merges the whole run.
-    fn encode_run(&self, piece: &[u8], unit: usize, out: &mut Vec<(u32, u32)>, syms: &mut Vec<(u32, u32)>) -> bool {
-        let Some(run) = self.run_parts(piece, unit, syms) else {
-            return false;
-        };
-        out.reserve(run.len());
-        out.extend_from_slice(run.head());
-        out.extend(std::iter::repeat_n(run.t, run.count));
-        out.extend_from_slice(run.tail());
-        true
-    }
-
-    /// `encode_run` as its parts (see `Run`), or None where it returns false.
-    fn run_parts(&self, piece: &[u8], unit: usize, syms: &mut Vec<(u32, u32)>) -> Option<Run> {
+    fn encode_run(&self, piece: &[u8], unit: usize, syms: &mut Vec<(u32, u32)>) -> Option<Run> {
         const BASE: usize = 1024; // characters in the shortest probe
         const MAX_PERIOD: usize = 256;
         let m = piece.len() / unit;
@@ -1255,12 +1254,10 @@ impl Bpe {
     /// the merges (`syms`: a scratch buffer).
     fn encode_merging(&self, piece: &[u8], out: &mut Vec<(u32, u32)>, syms: &mut Vec<(u32, u32)>) {
         let no_dropout = self.dropout.is_none_or(|d| d <= 0.0);
-        if no_dropout && piece.len() >= RUN_MIN && self.merges_from_bytes() {
-            if let Some(unit) = run_unit(piece) {
-                if self.encode_run(piece, unit, out, syms) {
-                    return;
-                }
-            }
+        if let Some(run) = self.run_unit(piece).and_then(|unit| self.encode_run(piece, unit, syms)) {
+            out.reserve(run.len());
+            out.extend(run.tokens());
+            return;
         }
         // long multi-byte pieces rarely repeat, and the backtracking
         // encoder is quicker than a cache's hashing and copying
@@ -1473,18 +1470,36 @@ mod tests {
         out.into_iter().map(|(i, _)| i).collect()
     }
 
+    /// A rank model (like a tiktoken file): every byte, then `tokens`.
+    fn every_byte_and(tokens: &[&str]) -> Bpe {
+        let mut ranks: Vec<(Vec<u8>, u32)> = (0..=255u8).map(|b| (vec![b], b as u32)).collect();
+        for t in tokens {
+            let id = ranks.len() as u32;
+            ranks.push((t.as_bytes().to_vec(), id));
+        }
+        Bpe::from_ranks(ranks).unwrap()
+    }
+
+    /// `encode_scanned` gives the ids of `text`'s pieces encoded one by one,
+    /// and again from the thread's caches.
+    fn assert_scans_like_pieces(m: &Bpe, scanner: &crate::scanner::Scanner, text: &str) {
+        let mut want = vec![];
+        scanner.for_each(text, |s, e| want.extend(ids(m, &text[s..e])));
+        let mut got = vec![];
+        m.encode_scanned(scanner, text, &mut got);
+        assert_eq!(got, want);
+        got.clear();
+        m.encode_scanned(scanner, text, &mut got);
+        assert_eq!(got, want);
+    }
+
     #[test]
     fn scanned_text_encodes_like_its_pieces_one_by_one() {
         // a byte-level model without a token for every byte: new pieces are
         // merged where they are looked up, not deferred; and one with every
         // byte (from ranks): deferred and merged together
         let scanner = crate::scanner::Scanner::for_pattern(crate::pre_tokenizers::GPT2_PATTERN).unwrap();
-        let mut ranks: Vec<(Vec<u8>, u32)> = (0..=255u8).map(|b| (vec![b], b as u32)).collect();
-        for t in ["ab", "bc", "abc", " a", " ab", " abc", "ca", "cab", "bcab"] {
-            let id = ranks.len() as u32;
-            ranks.push((t.as_bytes().to_vec(), id));
-        }
-        let full = Bpe::from_ranks(ranks).unwrap();
+        let full = every_byte_and(&["ab", "bc", "abc", " a", " ab", " abc", "ca", "cab", "bcab"]);
         let mut x = 17u64;
         let mut text = String::new();
         for _ in 0..3000 {
@@ -1492,15 +1507,7 @@ mod tests {
             text.push(['a', 'b', 'c', ' ', 'a', 'b'][(x >> 33) as usize % 6]);
         }
         for m in [toy(), full] {
-            let mut want = vec![];
-            scanner.for_each(&text, |s, e| want.extend(ids(&m, &text[s..e])));
-            let mut got = vec![];
-            m.encode_scanned(&scanner, &text, &mut got);
-            assert_eq!(got, want);
-            // again, with the thread's caches full of these pieces
-            got.clear();
-            m.encode_scanned(&scanner, &text, &mut got);
-            assert_eq!(got, want);
+            assert_scans_like_pieces(&m, &scanner, &text);
         }
     }
 
@@ -1510,12 +1517,7 @@ mod tests {
         // alphabet: no merge, one merge either side, ties ("aaa"), and a
         // three-byte token found whole
         let scanner = crate::scanner::Scanner::for_pattern(crate::pre_tokenizers::GPT2_PATTERN).unwrap();
-        let mut ranks: Vec<(Vec<u8>, u32)> = (0..=255u8).map(|b| (vec![b], b as u32)).collect();
-        for t in ["aa", "ab", "ba", "bc", " a", " b", "xa", "abc", " aa"] {
-            let id = ranks.len() as u32;
-            ranks.push((t.as_bytes().to_vec(), id));
-        }
-        let m = Bpe::from_ranks(ranks).unwrap();
+        let m = every_byte_and(&["aa", "ab", "ba", "bc", " a", " b", "xa", "abc", " aa"]);
         let letters = ['a', 'b', 'c', 'x'];
         let mut text = String::new();
         for &p in &letters {
@@ -1525,20 +1527,10 @@ mod tests {
                 }
             }
         }
-        let mut want = vec![];
         let mut threes = 0;
-        scanner.for_each(&text, |s, e| {
-            threes += (e - s == 3) as usize;
-            want.extend(ids(&m, &text[s..e]));
-        });
+        scanner.for_each(&text, |s, e| threes += (e - s == 3) as usize);
         assert_eq!(threes, 2 * 64);
-        let mut got = vec![];
-        m.encode_scanned(&scanner, &text, &mut got);
-        assert_eq!(got, want);
-        // and again, from the thread's caches
-        got.clear();
-        m.encode_scanned(&scanner, &text, &mut got);
-        assert_eq!(got, want);
+        assert_scans_like_pieces(&m, &scanner, &text);
     }
 
     #[test]
