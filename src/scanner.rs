@@ -21,6 +21,10 @@ use std::sync::OnceLock;
 mod window;
 use window::Window;
 
+/// Bytes of the text a window of `Scanner::for_each_in` covers: each piece
+/// it offers `run` starts within this many bytes of `base`.
+pub const WINDOW_BYTES: usize = window::WIDTH;
+
 /// `\p{L}`
 const L: u8 = 1;
 /// `\p{N}`
@@ -362,6 +366,26 @@ impl Scanner {
     /// Call `f(start, end)` for each piece of `text`, in order.
     #[inline]
     pub fn for_each(&self, text: &str, mut f: impl FnMut(usize, usize)) {
+        self.for_each_in(text, &mut f, |_, i, _, bits| (i, bits), |f, s, e| f(s, e));
+    }
+
+    /// `for_each` with a context that both callbacks are given, and a
+    /// second callback for the windows of ASCII text of the cl100k and
+    /// o200k patterns: `run(ctx, i, base, bits)` is offered the pieces a
+    /// window is certain of, from the one that starts at `i`: each ends at
+    /// the next set bit of `bits` (bit `k` is `base + k`). It takes as
+    /// many as it likes, in order, and returns where it stopped: the start
+    /// of the next piece and the bits of the pieces it left. Each piece it
+    /// does not take goes to `f(ctx, start, end)`, in order. (A caller's
+    /// own tight loop over many pieces, with no call per piece.)
+    #[inline]
+    pub fn for_each_in<C>(
+        &self,
+        text: &str,
+        ctx: &mut C,
+        mut run: impl FnMut(&mut C, usize, usize, u64) -> (usize, u64),
+        mut f: impl FnMut(&mut C, usize, usize),
+    ) {
         let b = text.as_bytes();
         let mut i = 0;
         // one loop per pattern, so each inlines its own piece function
@@ -369,12 +393,12 @@ impl Scanner {
             Kind::Gpt2 => {
                 while i < b.len() {
                     let e = self.gpt2(b, i);
-                    f(i, e);
+                    f(ctx, i, e);
                     i = e;
                 }
             }
-            Kind::Cl100k { max_digits } => self.cl100k_loop(b, max_digits, &mut f),
-            Kind::O200k => self.o200k_loop(b, &mut f),
+            Kind::Cl100k { max_digits } => self.cl100k_loop(b, max_digits, ctx, &mut run, &mut f),
+            Kind::O200k => self.o200k_loop(b, ctx, &mut run, &mut f),
             Kind::DeepSeek => {
                 while i < b.len() {
                     // the piece of the first two splits that starts here:
@@ -388,7 +412,7 @@ impl Scanner {
                     };
                     if fl & N != 0 {
                         let e = self.digits(b, i, 3);
-                        f(i, e);
+                        f(ctx, i, e);
                         i = e;
                         continue;
                     }
@@ -398,7 +422,7 @@ impl Scanner {
                         self.neither_run(b, i)
                     };
                     // the third split sees that piece alone (its end is the text's end)
-                    self.deepseek_words(&b[..end], i, &mut f);
+                    self.deepseek_words(&b[..end], i, &mut |s, e| f(ctx, s, e));
                     i = end;
                 }
             }
@@ -407,32 +431,49 @@ impl Scanner {
 
     /// The o200k pieces of `b` (see `windows`).
     #[inline(never)]
-    fn o200k_loop(&self, b: &[u8], f: &mut impl FnMut(usize, usize)) {
-        self.windows(b, window::o200k_starts, |i| self.o200k(b, i), f);
+    fn o200k_loop<C>(
+        &self,
+        b: &[u8],
+        ctx: &mut C,
+        run: &mut impl FnMut(&mut C, usize, usize, u64) -> (usize, u64),
+        f: &mut impl FnMut(&mut C, usize, usize),
+    ) {
+        self.windows(b, ctx, window::o200k_starts, |i| self.o200k(b, i), run, f);
     }
 
     /// The cl100k pieces of `b` (see `windows`).
     #[inline(never)]
-    fn cl100k_loop(&self, b: &[u8], max_digits: usize, f: &mut impl FnMut(usize, usize)) {
+    fn cl100k_loop<C>(
+        &self,
+        b: &[u8],
+        max_digits: usize,
+        ctx: &mut C,
+        run: &mut impl FnMut(&mut C, usize, usize, u64) -> (usize, u64),
+        f: &mut impl FnMut(&mut C, usize, usize),
+    ) {
         self.windows(
             b,
+            ctx,
             |w| window::cl100k_starts(w, max_digits),
             |i| self.cl100k(b, i, max_digits),
+            run,
             f,
         );
     }
 
     /// The pieces of `b`: where sixteen ASCII bytes start a piece, all the
     /// pieces the masks of a window from there are certain of
-    /// (`starts`), one after another, else one piece of the byte scanner
-    /// (`piece`).
+    /// (`starts`), offered to `run` and then one after another to `f`,
+    /// else one piece of the byte scanner (`piece`).
     #[inline(always)]
-    fn windows(
+    fn windows<C>(
         &self,
         b: &[u8],
+        ctx: &mut C,
         starts: impl Fn(&Window) -> (u64, u32),
         piece: impl Fn(usize) -> usize,
-        f: &mut impl FnMut(usize, usize),
+        run: &mut impl FnMut(&mut C, usize, usize, u64) -> (usize, u64),
+        f: &mut impl FnMut(&mut C, usize, usize),
     ) {
         const HIGH: u64 = 0x8080_8080_8080_8080;
         let word = |i: usize| u64::from_le_bytes(b[i..i + 8].try_into().unwrap());
@@ -444,6 +485,13 @@ impl Scanner {
                 base = i;
                 bits = starts(&Window::at(b, i, self.avx2)).0 & !1;
             }
+            if bits != 0 {
+                (i, bits) = run(ctx, i, base, bits);
+                if bits == 0 {
+                    // (the end of the piece at `i` is past what the window knows)
+                    continue;
+                }
+            }
             // (one call of `f`, so that it is inlined once)
             let e = if bits != 0 {
                 let e = base + bits.trailing_zeros() as usize;
@@ -452,7 +500,7 @@ impl Scanner {
             } else {
                 piece(i)
             };
-            f(i, e);
+            f(ctx, i, e);
             i = e;
         }
     }

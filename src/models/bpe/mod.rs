@@ -675,12 +675,57 @@ impl Bpe {
         // (or by the tokens of a merge) in one pass over `out` (`flush`).
         let mut chunk = [Pending::default(); CHUNK];
         let mut n = 0;
-        // (inlined into the scanner's loop: a call per piece costs more
-        // than most pieces' lookup)
-        scanner.for_each(
+        let mut ctx = (&mut *out, &mut *local);
+        // (both inlined into the scanner's loop: a call per piece costs
+        // more than most pieces' lookup)
+        scanner.for_each_in(
             text,
+            &mut ctx,
+            // The pieces of a window of ASCII text, in a loop of their own
+            // while the hot cache has them (most pieces): no more than a
+            // piece needs (bounds checked once a window, the output's room
+            // reserved once, its length kept in a register).
             #[inline(always)]
-            |s, e| {
+            |(out, local), mut i, base, mut bits| {
+                if base + crate::scanner::WINDOW_BYTES + 16 > bytes.len() {
+                    return (i, bits);
+                }
+                out.reserve(SLOT_IDS * crate::scanner::WINDOW_BYTES);
+                let (dst, mut k) = (out.as_mut_ptr(), out.len());
+                // (the array, not its box: its address stays in a register)
+                let hot: &[Slot; 1 << HOT_BITS] = &local.hot;
+                while bits != 0 {
+                    let e = base + bits.trailing_zeros() as usize;
+                    let len = e - i;
+                    if len > SHORT_MAX {
+                        break;
+                    }
+                    // SAFETY: `i < base + WINDOW_BYTES`, and the text has
+                    // 16 bytes past that (checked above)
+                    let w = unsafe { bytes.as_ptr().add(i).cast::<[u64; 2]>().read_unaligned() };
+                    let [mlo, mhi] = KEY_MASKS[len];
+                    let key = [
+                        u64::from_le(w[0]) & mlo,
+                        (u64::from_le(w[1]) & mhi) | ((len as u64) << 56),
+                    ];
+                    let slot = &hot[(PieceTable::hash(&key) >> (64 - HOT_BITS)) as usize];
+                    // (`PENDING` is more)
+                    if slot.key != key || slot.n > SLOT_IDS as u32 {
+                        break;
+                    }
+                    // SAFETY: room for `SLOT_IDS` ids a piece of the window
+                    // was reserved; all three are written, `n` kept
+                    unsafe { std::ptr::copy_nonoverlapping(slot.ids.as_ptr(), dst.add(k), SLOT_IDS) };
+                    k += slot.n as usize;
+                    bits &= bits - 1;
+                    i = e;
+                }
+                // SAFETY: the ids up to `k` were written just above
+                unsafe { out.set_len(k) };
+                (i, bits)
+            },
+            #[inline(always)]
+            |(out, local), s, e| {
                 let piece = &bytes[s..e];
                 let (key, h) = if piece.len() <= SHORT_MAX {
                     let key = short_key_at(bytes, s, piece.len());
@@ -726,6 +771,7 @@ impl Bpe {
                 }
             },
         );
+        let (out, local) = ctx;
         self.look_up(bytes, &chunk[..n], local, &mut work, out);
         self.flush(bytes, local, &mut work, out);
         local.work = work;
@@ -1508,6 +1554,62 @@ mod tests {
         }
         for m in [toy(), full] {
             assert_scans_like_pieces(&m, &scanner, &text);
+        }
+    }
+
+    #[test]
+    fn windows_of_cached_pieces_encode_like_their_pieces() {
+        // The window loop (`Scanner::for_each_in`'s `run`) takes the pieces
+        // the hot cache holds with one to three tokens and leaves the rest
+        // (new, longer than `SHORT_MAX`, more tokens, pending a merge, near
+        // the text's end, after a non-ASCII character): random ASCII words
+        // and punctuation with a few of each, encoded cold and then again
+        // from the caches, at lengths around the window's reach.
+        let tokens = [
+            "ab", "abc", " ab", " abc", "ca", "cab", "bcab", "ll", "'ll", "12", "123", "  ", "\n\n", ");", " abcab",
+        ];
+        let words = [
+            "ab",
+            " ab",
+            " abc",
+            "cab",
+            " bcab",
+            "'ll",
+            "'s",
+            ");",
+            "\n",
+            "\n\n",
+            "  ",
+            "123",
+            "4567",
+            " x",
+            "Ab",
+            " abcabcabcabcabcab",
+            " qwertyuiopasdfghjklzx",
+            ".",
+            " é",
+            "中",
+            " abcbca",
+            "cabcabcabc",
+        ];
+        let mut x = 5u64;
+        let mut text = String::new();
+        for _ in 0..4000 {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            text.push_str(words[(x >> 33) as usize % words.len()]);
+        }
+        for pattern in [
+            crate::pre_tokenizers::CL100K_PATTERN,
+            crate::pre_tokenizers::O200K_PATTERN,
+        ] {
+            let scanner = crate::scanner::Scanner::for_pattern(pattern).unwrap();
+            for m in [every_byte_and(&tokens), every_byte_and(&[" ab", "cab"])] {
+                assert_scans_like_pieces(&m, &scanner, &text);
+                for cut in [60, 64, 79, 80, 81, 97, 150] {
+                    let end = (0..=cut).rev().find(|&k| text.is_char_boundary(k)).unwrap();
+                    assert_scans_like_pieces(&m, &scanner, &text[..end]);
+                }
+            }
         }
     }
 
