@@ -40,14 +40,12 @@ pub(super) struct Window {
     pub blank: u64,
     /// `'`
     pub quote: u64,
-    /// `s d m t`, either case (the one-letter contractions)
-    pub sdmt: u64,
-    /// `l`, either case
-    pub l: u64,
-    /// `v r`, either case
-    pub vr: u64,
-    /// `e`, either case
-    pub e: u64,
+    /// apostrophes followed by `s d m t` (either case): a one-letter
+    /// contraction (set only at apostrophes: most windows have none, and
+    /// their letters are read one by one)
+    pub one: u64,
+    /// apostrophes followed by `ll`, `ve` or `re` (either case)
+    pub two: u64,
 }
 
 impl Window {
@@ -93,13 +91,34 @@ impl Window {
             set(&mut w.slash, c == b'/');
             set(&mut w.blank, c == b' ');
             set(&mut w.quote, c == b'\'');
-            let c = c.to_ascii_lowercase();
-            set(&mut w.sdmt, matches!(c, b's' | b'd' | b'm' | b't'));
-            set(&mut w.l, c == b'l');
-            set(&mut w.vr, matches!(c, b'v' | b'r'));
-            set(&mut w.e, c == b'e');
+            let next = |j: usize| block.get(k + j).map(u8::to_ascii_lowercase);
+            let (a, b) = (next(1), next(2));
+            set(&mut w.one, c == b'\'' && matches!(a, Some(b's' | b'd' | b'm' | b't')));
+            set(
+                &mut w.two,
+                c == b'\'' && matches!((a, b), (Some(b'l'), Some(b'l')) | (Some(b'v' | b'r'), Some(b'e'))),
+            );
         }
         w
+    }
+
+    /// `one` and `two` from the letters after each apostrophe of `quote`
+    /// (within the window).
+    #[inline(always)]
+    fn contractions(&mut self, block: &[u8; WIDTH]) {
+        let mut q = self.quote;
+        while q != 0 {
+            let k = q.trailing_zeros() as usize;
+            q &= q - 1;
+            let at = |k: usize| block.get(k).map_or(0, |c| c | 0x20);
+            let (a, b) = (at(k + 1), at(k + 2));
+            if matches!(a, b's' | b'd' | b'm' | b't') {
+                self.one |= 1 << k;
+            }
+            if matches!((a, b), (b'l', b'l') | (b'v', b'e') | (b'r', b'e')) {
+                self.two |= 1 << k;
+            }
+        }
     }
 }
 
@@ -135,16 +154,9 @@ fn sse2(block: &[u8; WIDTH]) -> Window {
             w.slash |= bits(eq(v, b'/')) << sh;
             w.blank |= bits(blank) << sh;
             w.quote |= bits(eq(v, b'\'')) << sh;
-            let sdmt = _mm_or_si128(
-                _mm_or_si128(eq(low, b's'), eq(low, b'd')),
-                _mm_or_si128(eq(low, b'm'), eq(low, b't')),
-            );
-            w.sdmt |= bits(sdmt) << sh;
-            w.l |= bits(eq(low, b'l')) << sh;
-            w.vr |= bits(_mm_or_si128(eq(low, b'v'), eq(low, b'r'))) << sh;
-            w.e |= bits(eq(low, b'e')) << sh;
         }
     }
+    w.contractions(block);
     w
 }
 
@@ -175,15 +187,8 @@ unsafe fn with_avx2(block: &[u8; WIDTH]) -> Window {
         w.slash |= bits(eq(v, b'/')) << sh;
         w.blank |= bits(blank) << sh;
         w.quote |= bits(eq(v, b'\'')) << sh;
-        let sdmt = _mm256_or_si256(
-            _mm256_or_si256(eq(low, b's'), eq(low, b'd')),
-            _mm256_or_si256(eq(low, b'm'), eq(low, b't')),
-        );
-        w.sdmt |= bits(sdmt) << sh;
-        w.l |= bits(eq(low, b'l')) << sh;
-        w.vr |= bits(_mm256_or_si256(eq(low, b'v'), eq(low, b'r'))) << sh;
-        w.e |= bits(eq(low, b'e')) << sh;
     }
+    w.contractions(block);
     w
 }
 
@@ -246,8 +251,7 @@ fn starts<const O200K: bool>(w: &Window, max_digits: usize) -> (u64, u32) {
     let (letter, digit, space, nl) = (w.letter & known, w.digit & known, w.space & known, w.newline & known);
     let (blank, quote) = (w.blank & known, w.quote & known);
     // (x << 1: bit k is x's bit k - 1, "the byte before"; x >> 1: "after")
-    let one = w.sdmt >> 1;
-    let two = ((w.l >> 1) & (w.l >> 2)) | ((w.vr >> 1) & (w.e >> 2));
+    let (one, two) = (w.one, w.two);
     // o200k: the apostrophes of contractions after a word
     let (word_one, word_two) = if O200K {
         let q = quote & (letter << 1);
@@ -271,10 +275,20 @@ fn starts<const O200K: bool>(w: &Window, max_digits: usize) -> (u64, u32) {
     // the whitespace after each run's last line break: the run's tail,
     // found from its end backwards (a carry through the reversed masks)
     let tail_bits = ws & !nl;
-    let (ws_r, tail_r) = (ws.reverse_bits(), tail_bits.reverse_bits());
-    let ends_r = ws_r & !(ws_r << 1) & tail_r;
-    let tail = (tail_r & !tail_r.wrapping_add(ends_r)).reverse_bits();
-    let tail_start = tail & !(tail << 1);
+    let tail_start = {
+        // Mostly each run of whitespace other than line breaks is such a
+        // tail: unless a line break follows it (the sum carries each run's
+        // start to the bit just past the run), its start is the tail's.
+        let run_start = tail_bits & !(tail_bits << 1);
+        if tail_bits.wrapping_add(run_start) & ws == 0 {
+            run_start
+        } else {
+            let (ws_r, tail_r) = (ws.reverse_bits(), tail_bits.reverse_bits());
+            let ends_r = ws_r & !(ws_r << 1) & tail_r;
+            let tail = (tail_r & !tail_r.wrapping_add(ends_r)).reverse_bits();
+            tail & !(tail << 1)
+        }
+    };
     // prefixes that start a piece, before a letter
     let lone_punct = punct_start & !(blank << 1);
     let prefix = (lone_punct | (ws & !nl)) & (letter >> 1);
