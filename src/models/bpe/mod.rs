@@ -66,6 +66,9 @@ pub struct Bpe {
     byte_pairs: std::sync::OnceLock<Box<[(i32, u32)]>>,
     /// `merges` laid out for encoding (see `merge::PairTable`), made on first use.
     pair_table: std::sync::OnceLock<merge::PairTable>,
+    /// The token of `n` spaces at `n` (up to `SPACE_RUNS`; `u32::MAX` for
+    /// none), made on first use (see `space_run`).
+    space_runs: std::sync::OnceLock<Box<[u32]>>,
     /// The backtracking encoder, made on first use, for the models it
     /// applies to (see `backtrack`).
     backtrack: std::sync::OnceLock<Option<backtrack::Backtrack>>,
@@ -261,6 +264,9 @@ thread_local! {
 }
 const LOCAL_MODELS: usize = 4;
 
+/// Longest run of spaces `Bpe::space_run` finds.
+const SPACE_RUNS: usize = 128;
+
 /// Longest token kept in `Bpe::short`.
 const SHORT_MAX: usize = 15;
 
@@ -434,6 +440,7 @@ impl Bpe {
             short,
             byte_pairs: std::sync::OnceLock::new(),
             pair_table: std::sync::OnceLock::new(),
+            space_runs: std::sync::OnceLock::new(),
             backtrack: std::sync::OnceLock::new(),
             multibyte_seen: std::sync::atomic::AtomicUsize::new(0),
             cache: RwLock::new(FxHashMap::default()),
@@ -613,6 +620,29 @@ impl Bpe {
         }
     }
 
+    /// The token of a piece longer than `SHORT_MAX` bytes that is a run of
+    /// spaces the vocabulary has whole, for a model that looks whole pieces
+    /// up (`ignore_merges`): the indentation of code, looked up by its
+    /// length instead of in `vocab` (a hash of the bytes, then a wait for
+    /// the entry, then for its bytes).
+    #[inline(always)]
+    fn space_run(&self, piece: &[u8]) -> Option<u32> {
+        let n = piece.len();
+        if !self.ignore_merges || n > SPACE_RUNS || piece[0] != b' ' || piece[n - 1] != b' ' {
+            return None;
+        }
+        // (no early exit: the compiler compares many bytes at a time)
+        if piece.iter().fold(0, |other, &b| other | (b ^ b' ')) != 0 {
+            return None;
+        }
+        let ids = self.space_runs.get_or_init(|| {
+            (0..=SPACE_RUNS)
+                .map(|n| self.vocab.get(&vec![b' '; n]).copied().unwrap_or(u32::MAX))
+                .collect()
+        });
+        Some(ids[n]).filter(|&id| id != u32::MAX)
+    }
+
     /// Encode every piece a scanner cuts from `text`, appending ids only.
     /// The same ids as `encode_piece` on each piece.
     pub fn encode_scanned(&self, scanner: &crate::scanner::Scanner, text: &str, out: &mut Vec<u32>) {
@@ -750,6 +780,9 @@ impl Bpe {
                     }
                     local.table.prefetch(h);
                     (key, h)
+                } else if let Some(id) = self.space_run(piece) {
+                    out.push(id);
+                    return;
                 } else if defer_long && piece.len() <= merge::WIDE_MAX && !self.backtracks(piece) {
                     // (looked up in `look_up`, merged in `flush` if need be)
                     ([0; 2], 0)
@@ -1487,6 +1520,7 @@ impl Bpe {
         self.generation = next_generation();
         self.byte_pairs = std::sync::OnceLock::new();
         self.pair_table = std::sync::OnceLock::new();
+        self.space_runs = std::sync::OnceLock::new();
         self.backtrack = std::sync::OnceLock::new();
         if let Ok(cache) = self.cache.get_mut() {
             cache.clear();
@@ -1567,9 +1601,16 @@ mod tests {
         // the text's end, after a non-ASCII character): random ASCII words
         // and punctuation with a few of each, encoded cold and then again
         // from the caches, at lengths around the window's reach.
+        let (sixteen, twenty) = (" ".repeat(16), " ".repeat(20));
         let tokens = [
             "ab", "abc", " ab", " abc", "ca", "cab", "bcab", "ll", "'ll", "12", "123", "  ", "\n\n", ");", " abcab",
+            &sixteen, &twenty,
         ];
+        // (runs of spaces, two of them whole tokens: `space_run`)
+        let runs: Vec<String> = [15, 16, 17, 19, 20, 21, 40, 128, 129, 200]
+            .iter()
+            .map(|&n| format!("\n{}x", " ".repeat(n + 1)))
+            .collect();
         let words = [
             "ab",
             " ab",
@@ -1593,6 +1634,16 @@ mod tests {
             "中",
             " abcbca",
             "cabcabcabc",
+            &runs[0],
+            &runs[1],
+            &runs[2],
+            &runs[3],
+            &runs[4],
+            &runs[5],
+            &runs[6],
+            &runs[7],
+            &runs[8],
+            &runs[9],
         ];
         let mut x = 5u64;
         let mut text = String::new();
