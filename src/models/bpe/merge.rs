@@ -188,8 +188,13 @@ impl PairLookup for PairTable {
     #[inline(always)]
     fn rank_at(&self, a: u32, b: u32, at: usize) -> (i32, u32) {
         let key = Self::key(a, b);
-        let s0 = self.slots[at & self.mask];
-        let s1 = self.slots[(at + 1) & self.mask];
+        // SAFETY: the table has `mask + 1` slots (`new`)
+        let (s0, s1) = unsafe {
+            (
+                *self.slots.get_unchecked(at & self.mask),
+                *self.slots.get_unchecked((at + 1) & self.mask),
+            )
+        };
         use std::hint::select_unpredictable as select;
         let found = select(s1.key == key, ((s1.rank & !FAR) as i32, s1.id), (NO_MERGE, 0));
         let found = select(s0.key == key, ((s0.rank & !FAR) as i32, s0.id), found);
@@ -463,8 +468,10 @@ impl<const W: usize> Lane<W> {
         // stores are done; the new ranks are put in the vectors instead)
         let mut ranks = R::load(&self.rank);
         for t in 0..2 {
-            let i = self.todo[t] as usize;
-            let k = self.next[i] as usize;
+            // (`& (W - 1)`: every position is below `W`; the compiler
+            // cannot know that of a byte, and would check)
+            let i = self.todo[t] as usize & (W - 1);
+            let k = self.next[i] as usize & (W - 1);
             let (rank, id) = merges.rank_at(self.syms[i], self.syms[k], self.at[t]);
             (self.rank[i], self.id[i]) = (rank, id);
             ranks = ranks.with(i, rank);
