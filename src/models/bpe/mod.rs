@@ -184,6 +184,12 @@ impl LongCache {
 /// then English 3-4% faster (cl100k and o200k; code and Chinese the same).
 const HOT_BITS: u32 = 15;
 
+/// A piece's slot in the hot cache, from its hash's top bits.
+#[inline(always)]
+fn hot_index(h: u64) -> usize {
+    (h >> (64 - HOT_BITS)) as usize
+}
+
 /// Entries a `LocalCache` holds before it starts over: its working size,
 /// so that the table never grows past it. Random text (base64) merges a new
 /// piece every few bytes and filled a table allowed 128K entries (8 MB),
@@ -586,8 +592,15 @@ fn short_key_at(text: &[u8], s: usize, len: usize) -> [u64; 2] {
     };
     let lo = u64::from_le_bytes(w[..8].try_into().unwrap());
     let hi = u64::from_le_bytes(w[8..].try_into().unwrap());
-    // keep the first `len` bytes (masks from a table: a branch on the
-    // length would be mispredicted often)
+    masked_key([lo, hi], len)
+}
+
+/// The key of a piece of `len` bytes (at most `SHORT_MAX`) from the 16
+/// bytes at its start, as two little-endian words: the first `len` kept
+/// (masks from a table: a branch on the length would be mispredicted
+/// often), the length in the top byte.
+#[inline(always)]
+fn masked_key([lo, hi]: [u64; 2], len: usize) -> [u64; 2] {
     let [mlo, mhi] = KEY_MASKS[len];
     [lo & mlo, (hi & mhi) | ((len as u64) << 56)]
 }
@@ -735,12 +748,8 @@ impl Bpe {
                     // SAFETY: `i < base + WINDOW_BYTES`, and the text has
                     // 16 bytes past that (checked above)
                     let w = unsafe { bytes.as_ptr().add(i).cast::<[u64; 2]>().read_unaligned() };
-                    let [mlo, mhi] = KEY_MASKS[len];
-                    let key = [
-                        u64::from_le(w[0]) & mlo,
-                        (u64::from_le(w[1]) & mhi) | ((len as u64) << 56),
-                    ];
-                    let slot = &hot[(PieceTable::hash(&key) >> (64 - HOT_BITS)) as usize];
+                    let key = masked_key(w.map(u64::from_le), len);
+                    let slot = &hot[hot_index(PieceTable::hash(&key))];
                     // (`PENDING` is more)
                     if slot.key != key || slot.n > SLOT_IDS as u32 {
                         break;
@@ -762,7 +771,7 @@ impl Bpe {
                 let (key, h) = if piece.len() <= SHORT_MAX {
                     let key = short_key_at(bytes, s, piece.len());
                     let h = PieceTable::hash(&key);
-                    let slot = &local.hot[(h >> (64 - HOT_BITS)) as usize];
+                    let slot = &local.hot[hot_index(h)];
                     if slot.key == key {
                         // (one id mostly: no call to copy a slice)
                         if slot.n == 1 {
@@ -879,7 +888,7 @@ impl Bpe {
                 continue;
             }
             let (key, h) = (p.key, p.h);
-            let hot = (h >> (64 - HOT_BITS)) as usize;
+            let hot = hot_index(h);
             // (the same piece earlier in the chunk may have filled it)
             let slot = local.hot[hot];
             if slot.key == key {
@@ -974,10 +983,7 @@ impl Bpe {
     /// one merge, read from the byte-pair table.
     #[inline(always)]
     fn three_bytes(&self, b: &[u8]) -> ([u32; 3], usize) {
-        let pairs = self.pair_table();
-        let table = self
-            .byte_pairs
-            .get_or_init(|| merge::byte_pair_table(pairs, &self.byte_ids));
+        let table = self.byte_pair_table();
         let (r01, id01) = table[((b[0] as usize) << 8) | b[1] as usize];
         let (r12, id12) = table[((b[1] as usize) << 8) | b[2] as usize];
         let ids = [
@@ -1031,10 +1037,7 @@ impl Bpe {
         if work.marks.is_empty() {
             return;
         }
-        let pairs = self.pair_table();
-        let table = self
-            .byte_pairs
-            .get_or_init(|| merge::byte_pair_table(pairs, &self.byte_ids));
+        let (pairs, table) = (self.pair_table(), self.byte_pair_table());
         let k = work.merging.len();
         if k > 0 {
             work.merged.resize(k, [0; merge::MANY_MAX + 1]);
@@ -1054,7 +1057,7 @@ impl Bpe {
             for (i, p) in work.merging.iter().enumerate() {
                 let tokens = &work.merged[i][..work.counts[i] as usize];
                 local.insert(p.key, p.h, tokens);
-                let hot = &mut local.hot[(p.h >> (64 - HOT_BITS)) as usize];
+                let hot = &mut local.hot[hot_index(p.h)];
                 if tokens.len() <= SLOT_IDS {
                     *hot = Slot::new(p.key, tokens);
                 } else if hot.key == p.key {
@@ -1262,12 +1265,18 @@ impl Bpe {
         self.pair_table.get_or_init(|| merge::PairTable::new(&self.merges))
     }
 
+    /// `byte_pairs`, made on first use.
+    #[inline]
+    fn byte_pair_table(&self) -> &[(i32, u32)] {
+        self.byte_pairs
+            .get_or_init(|| merge::byte_pair_table(self.pair_table(), &self.byte_ids))
+    }
+
     /// Make `byte_pairs` (and the pair table) now rather than in the first encode.
     fn prepare_byte_pairs(&self) {
         self.pair_table();
         if self.merges_from_bytes() {
-            self.byte_pairs
-                .get_or_init(|| merge::byte_pair_table(self.pair_table(), &self.byte_ids));
+            self.byte_pair_table();
         }
     }
 
@@ -1427,15 +1436,8 @@ impl Bpe {
             }
         }
         // byte-level, every byte a token: the first ranks come from a table
-        let by_bytes = self.merges_from_bytes()
-            && merge::merge_bytes(
-                piece,
-                &self.byte_ids,
-                self.byte_pairs
-                    .get_or_init(|| merge::byte_pair_table(self.pair_table(), &self.byte_ids)),
-                pairs,
-                syms,
-            );
+        let by_bytes =
+            self.merges_from_bytes() && merge::merge_bytes(piece, &self.byte_ids, self.byte_pair_table(), pairs, syms);
         if !by_bytes {
             self.initial_symbols(piece, syms);
             merge::merge_symbols(syms, pairs, None);
@@ -1737,7 +1739,7 @@ mod tests {
                 if piece.len() <= SHORT_MAX {
                     let key = short_key(piece.as_bytes());
                     let h = PieceTable::hash(&key);
-                    cache.hot[(h >> (64 - HOT_BITS)) as usize] = Slot {
+                    cache.hot[hot_index(h)] = Slot {
                         key,
                         ids: [7, 0, 0],
                         n: PENDING,
