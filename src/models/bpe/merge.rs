@@ -47,38 +47,52 @@ impl PairLookup for Merges {
 }
 
 /// The merges as one flat open-addressing table, for the encoding hot path:
-/// a pair, its rank and merged id in 16 bytes, so that a lookup reads one
-/// cache line (a hash map reads its control bytes, then its entry: two
-/// waits for memory when the table is not in the caches, as with a cold
-/// piece). A bit per hash in front (`filter`, a few hundred KB that stay
-/// in the caches) turns most pairs that do not merge away without reading
-/// the table.
+/// a pair and its rank packed in 8 bytes (`PairTable::pack`), so that a
+/// lookup reads one cache line, and the table is half the size a slot of
+/// two ids, a rank and an id would make it (cl100k: 2 MB, o200k: 4 MB; a
+/// cold piece's merges wait for it). A bit per hash in front (`filter`, a
+/// few hundred KB that stay in the caches) turns most pairs that do not
+/// merge away without reading the table, where a lookup is not prefetched
+/// (`pair`).
 pub struct PairTable {
-    /// Each merge ranked by its merged id (same order as the ranks).
+    /// Each merge ranked by its merged id (same order as the ranks): a
+    /// slot's rank is its id. Otherwise the id is `ids[rank]`.
     pub by_id: bool,
-    /// key `a << 32 | b`; `EMPTY` for none
-    slots: Box<[PairSlot]>,
+    /// `pack(a, b, rank)`; `EMPTY` for none
+    slots: Box<[u64]>,
     shift: u32,
     mask: usize,
     filter: Box<[u64]>,
     filter_shift: u32,
+    /// merged id by rank (when not `by_id`)
+    ids: Box<[u32]>,
+    /// Merges whose ids or ranks do not fit a slot's fields (more than two
+    /// million tokens): looked up here, the slots left empty.
+    big: Option<Box<Merges>>,
 }
 
-#[derive(Clone, Copy)]
-#[repr(C, align(16))]
-struct PairSlot {
-    key: u64,
-    rank: u32,
-    id: u32,
-}
+/// Bits of each of a slot's three fields: first id, second id, rank.
+const FIELD: u32 = 21;
 
-/// No pair has this key: `u32::MAX` is no token id.
-const EMPTY: u64 = u64::MAX;
+/// Mask of a field.
+const FIELD_MASK: u64 = (1 << FIELD) - 1;
 
-/// Set in the rank of a slot when some pair whose home it is lies two or
-/// more slots further (ranks are below 2^31): `rank_at` reads two slots
-/// and looks further only then.
-const FAR: u32 = 1 << 31;
+/// A slot's pair (its two id fields).
+const KEY_MASK: u64 = (1 << (2 * FIELD)) - 1;
+
+/// No slot: both id fields all ones (no merge has that id), rank 0, no
+/// `FAR`.
+const EMPTY: u64 = KEY_MASK;
+
+/// The id field of a symbol no merge has (`PAD`, any id past the table's):
+/// one below the all-ones of `EMPTY`, so that the key of two of them is
+/// not an empty slot's.
+const NO_ID: u64 = FIELD_MASK - 1;
+
+/// Set in a slot (its top bit) when some pair whose home it is lies two or
+/// more slots further: `rank_at` reads two slots and looks further only
+/// then. (An empty slot is nobody's home: it is never set there.)
+const FAR: u64 = 1 << 63;
 
 impl PairTable {
     pub fn new(merges: &Merges) -> Self {
@@ -95,48 +109,70 @@ impl PairTable {
         let bits = (n * 10).next_power_of_two().max(64);
         let mut t = PairTable {
             by_id,
-            slots: vec![
-                PairSlot {
-                    key: EMPTY,
-                    rank: 0,
-                    id: 0
-                };
-                cap
-            ]
-            .into_boxed_slice(),
+            slots: Box::default(),
             shift: 64 - cap.trailing_zeros(),
             mask: cap - 1,
             filter: vec![0u64; bits / 64].into_boxed_slice(),
             filter_shift: 64 - bits.trailing_zeros(),
+            ids: Box::default(),
+            big: None,
         };
+        // Every id below `NO_ID`, every rank fits its field, and (not
+        // `by_id`) each rank makes one id: else the map answers.
+        let fits = merges.iter().all(|(&(a, b), &(rank, id))| {
+            let rank = if by_id { id } else { rank };
+            [a, b, id].iter().all(|&x| (x as u64) < NO_ID) && (rank as u64) < FIELD_MASK
+        });
+        let mut ids = Vec::new();
+        let mut fits = fits;
+        if fits && !by_id {
+            let top = order.last().map_or(0, |&(rank, _)| rank as usize);
+            ids = vec![u32::MAX; top + 1];
+            for &(rank, id) in &order {
+                let at = &mut ids[rank as usize];
+                if *at != u32::MAX && *at != id {
+                    fits = false;
+                    break;
+                }
+                *at = id;
+            }
+        }
+        if !fits {
+            t.big = Some(Box::new(merges.clone()));
+            return t;
+        }
+        t.ids = ids.into_boxed_slice();
+        t.slots = vec![EMPTY; cap].into_boxed_slice();
         for (&(a, b), &(rank, id)) in merges {
             let key = Self::key(a, b);
             let f = t.filter_bit(key);
             t.filter[f >> 6] |= 1 << (f & 63);
             let mut i = t.home(key);
-            while t.slots[i].key != EMPTY {
+            while t.slots[i] != EMPTY {
                 i = (i + 1) & t.mask;
             }
             let rank = if by_id { id } else { rank };
-            assert!(rank < FAR, "merge rank {rank} too large");
-            t.slots[i] = PairSlot { key, rank, id };
+            t.slots[i] = key | ((rank as u64) << (2 * FIELD));
         }
         // (after all insertions: a key's place depends on the keys before it)
         for i in 0..cap {
-            let key = t.slots[i].key;
-            if key != EMPTY {
-                let home = t.home(key);
+            let slot = t.slots[i];
+            if slot != EMPTY {
+                let home = t.home(slot & KEY_MASK);
                 if (i.wrapping_sub(home) & t.mask) >= 2 {
-                    t.slots[home].rank |= FAR;
+                    t.slots[home] |= FAR;
                 }
             }
         }
         t
     }
 
+    /// The key of a pair: its two ids in a slot's fields (`NO_ID` for one
+    /// too large to be in a merge).
     #[inline(always)]
     fn key(a: u32, b: u32) -> u64 {
-        ((a as u64) << 32) | b as u64
+        let field = |x: u32| (x as u64).min(NO_ID);
+        (field(a) << FIELD) | field(b)
     }
 
     #[inline(always)]
@@ -148,27 +184,56 @@ impl PairTable {
     fn filter_bit(&self, key: u64) -> usize {
         ((key ^ (key >> 29)).wrapping_mul(0xD6E8_FEB8_6659_FD93) >> self.filter_shift) as usize
     }
+
+    /// The (rank, merged id) of a slot's merge.
+    #[inline(always)]
+    fn merge_of(&self, slot: u64) -> (u32, u32) {
+        let rank = ((slot >> (2 * FIELD)) & FIELD_MASK) as u32;
+        let id = if self.by_id { rank } else { self.ids[rank as usize] };
+        (rank, id)
+    }
+
+    /// The merge of `key` in the slots from `i` on (linear probing).
+    #[inline(always)]
+    fn probe(&self, key: u64, mut i: usize) -> Option<(u32, u32)> {
+        loop {
+            let s = self.slots[i];
+            if s & KEY_MASK == key {
+                return Some(self.merge_of(s));
+            }
+            if s == EMPTY {
+                return None;
+            }
+            i = (i + 1) & self.mask;
+        }
+    }
+
+    /// `rank_at` past the two slots it reads: the rest of the probe.
+    #[cold]
+    #[inline(never)]
+    fn rank_far(&self, key: u64, at: usize) -> (i32, u32) {
+        match self.probe(key, (at + 2) & self.mask) {
+            Some((rank, id)) => (rank as i32, id),
+            None => (NO_MERGE, 0),
+        }
+    }
 }
 
 impl PairLookup for PairTable {
     #[inline(always)]
     fn pair(&self, a: u32, b: u32) -> Option<(u32, u32)> {
+        if let Some(big) = &self.big {
+            // (ranked as the slots would be)
+            return big
+                .pair(a, b)
+                .map(|(rank, id)| if self.by_id { (id, id) } else { (rank, id) });
+        }
         let key = Self::key(a, b);
         let f = self.filter_bit(key);
         if self.filter[f >> 6] & (1 << (f & 63)) == 0 {
             return None;
         }
-        let mut i = self.home(key);
-        loop {
-            let s = &self.slots[i];
-            if s.key == key {
-                return Some((s.rank & !FAR, s.id));
-            }
-            if s.key == EMPTY {
-                return None;
-            }
-            i = (i + 1) & self.mask;
-        }
+        self.probe(key, self.home(key))
     }
 
     #[inline(always)]
@@ -178,15 +243,23 @@ impl PairLookup for PairTable {
 
     #[inline(always)]
     fn prefetch_at(&self, at: usize) {
-        super::table::prefetch(&self.slots[at]);
+        // (no slots where `big` answers)
+        if let Some(slot) = self.slots.get(at & self.mask) {
+            super::table::prefetch(slot);
+        }
     }
 
     /// The home slot and the next, without a branch on what they hold
     /// (whether a pair merges is a coin toss to the branch predictor);
-    /// further only when the home is marked `FAR`. Only the home is
-    /// prefetched: the next slot is on its cache line three times in four.
+    /// further only when the home is marked `FAR` (from there on: the
+    /// slots after the two are mostly on the line just read). Only the home
+    /// is prefetched: the next slot is on its cache line seven times in
+    /// eight.
     #[inline(always)]
     fn rank_at(&self, a: u32, b: u32, at: usize) -> (i32, u32) {
+        if self.big.is_some() {
+            return lookup(self, a, b);
+        }
         let key = Self::key(a, b);
         // SAFETY: the table has `mask + 1` slots (`new`)
         let (s0, s1) = unsafe {
@@ -196,14 +269,21 @@ impl PairLookup for PairTable {
             )
         };
         use std::hint::select_unpredictable as select;
-        let found = select(s1.key == key, ((s1.rank & !FAR) as i32, s1.id), (NO_MERGE, 0));
-        let found = select(s0.key == key, ((s0.rank & !FAR) as i32, s0.id), found);
-        // (an empty slot is never marked; `&`, not `&&`: one branch, taken
-        // only for the few far pairs)
-        if (found.0 == NO_MERGE) & (s0.rank & FAR != 0) {
-            return lookup(self, a, b);
+        let hit0 = s0 & KEY_MASK == key;
+        let hit1 = s1 & KEY_MASK == key;
+        let slot = select(hit0, s0, s1);
+        // (`&`, not `&&`: one branch, taken only for the few far pairs)
+        if !(hit0 | hit1) & (s0 & FAR != 0) {
+            return self.rank_far(key, at);
         }
-        found
+        let rank = select(hit0 | hit1, ((slot >> (2 * FIELD)) & FIELD_MASK) as i32, NO_MERGE);
+        let id = if self.by_id {
+            select(hit0 | hit1, rank as u32, 0)
+        } else {
+            // (`NO_MERGE` is past the end: no merge, id 0)
+            self.ids.get(rank as usize).copied().unwrap_or(0)
+        };
+        (rank, id)
     }
 }
 
@@ -1102,11 +1182,7 @@ mod tests {
             }
             let table = PairTable::new(&merges);
             assert_eq!(table.by_id, by_id);
-            let far = table
-                .slots
-                .iter()
-                .filter(|s| s.key != EMPTY && s.rank & FAR != 0)
-                .count();
+            let far = table.slots.iter().filter(|&&s| s != EMPTY && s & FAR != 0).count();
             assert!(far > 100, "{far} far homes");
             for (&(a, b), &(rank, id)) in &merges {
                 let rank = if by_id { id } else { rank };
@@ -1427,6 +1503,38 @@ mod tests {
         // ids far apart, and an empty table
         assert_eq!(t.pair(u32::MAX - 1, 0), None);
         assert_eq!(PairTable::new(&Merges::default()).pair(1, 2), None);
+    }
+
+    #[test]
+    fn pair_tables_too_large_for_a_slot_answer_like_the_map() {
+        // ids past a slot's field (more than two million tokens), and ranks
+        // that each make two ids: the map answers, the same as it would
+        let mut x = 3u64;
+        let mut next = || {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (x >> 33) as u32 % 400
+        };
+        let mut big_ids = Merges::default();
+        let mut shared_rank = Merges::default();
+        for r in 0..3000u32 {
+            let (a, b) = (next(), next());
+            big_ids.entry((a, b)).or_insert((r, 3_000_000 + r));
+            shared_rank.entry((a, b)).or_insert((r / 2, 1000 + (r * 7919) % 3000));
+        }
+        big_ids.insert((5_000_000, 7), (4000, 5_000_001));
+        for merges in [big_ids, shared_rank] {
+            let table = PairTable::new(&merges);
+            assert!(table.big.is_some());
+            for a in (0..400).chain([5_000_000, PAD]) {
+                for b in (0..400).chain([7, PAD]) {
+                    let want = merges.get(&(a, b)).copied();
+                    let want = want.map(|(rank, id)| if table.by_id { (id, id) } else { (rank, id) });
+                    assert_eq!(table.pair(a, b), want, "({a}, {b})");
+                    let ranked = want.map_or((NO_MERGE, 0), |(rank, id)| (rank as i32, id));
+                    assert_eq!(table.rank_at(a, b, table.locate(a, b)), ranked, "({a}, {b})");
+                }
+            }
+        }
     }
 
     #[test]
