@@ -99,6 +99,11 @@ struct LocalCache {
     /// bits needs no bounds check, nor the length read from memory, on
     /// the path every piece takes.)
     hot: Box<[Slot; 1 << HOT_BITS]>,
+    /// Direct-mapped too, the pieces of `SHORT_MAX + 1` to `WIDE_MAX`
+    /// bytes seen last with at most `LONG_SLOT_IDS` tokens (a long name
+    /// that comes back: looked up by the scanner's loop, not hashed as a
+    /// slice into `vocab` and `long`).
+    long_hot: Box<[LongSlot; 1 << LONG_HOT_BITS]>,
     table: PieceTable,
     spill: Vec<u32>,
     /// Pieces longer than `SHORT_MAX` (up to `merge::WIDE_MAX` bytes) met
@@ -190,6 +195,72 @@ fn hot_index(h: u64) -> usize {
     (h >> (64 - HOT_BITS)) as usize
 }
 
+/// Bits of the long hot cache index: 4K slots of 64 bytes (256 KB).
+const LONG_HOT_BITS: u32 = 12;
+
+/// Most tokens a `LongSlot` holds.
+const LONG_SLOT_IDS: usize = 7;
+
+/// A slot of `LocalCache::long_hot`: a piece of `SHORT_MAX + 1` to
+/// `WIDE_MAX` bytes as four words (`long_key_at`), its tokens, how many.
+/// An all-zero key is an empty slot (a real key holds the length).
+#[derive(Clone, Copy, Default)]
+#[repr(C, align(64))]
+struct LongSlot {
+    key: [u64; 4],
+    ids: [u32; LONG_SLOT_IDS],
+    n: u32,
+}
+
+/// The key of `text[s..s + len]` (`SHORT_MAX < len <= WIDE_MAX`): its bytes
+/// zero-padded to 32, the length in the last (past any piece's end).
+#[inline(always)]
+fn long_key_at(text: &[u8], s: usize, len: usize) -> [u64; 4] {
+    debug_assert!(len > SHORT_MAX && len <= merge::WIDE_MAX);
+    let mut w = [0u64; 4];
+    match text.get(s..s + 32) {
+        Some(b) => {
+            for (k, w) in w.iter_mut().enumerate() {
+                *w = u64::from_le_bytes(b[8 * k..8 * k + 8].try_into().unwrap());
+            }
+        }
+        None => {
+            let mut buf = [0u8; 32];
+            buf[..len].copy_from_slice(&text[s..s + len]);
+            for (k, w) in w.iter_mut().enumerate() {
+                *w = u64::from_le_bytes(buf[8 * k..8 * k + 8].try_into().unwrap());
+            }
+        }
+    }
+    let [m2, m3] = LONG_KEY_MASKS[len - SHORT_MAX - 1];
+    [w[0], w[1], w[2] & m2, (w[3] & m3) | ((len as u64) << 56)]
+}
+
+/// For each length from `SHORT_MAX + 1` to `WIDE_MAX`, the masks of that
+/// many bytes in the third and fourth words of a long key.
+static LONG_KEY_MASKS: [[u64; 2]; merge::WIDE_MAX - SHORT_MAX] = {
+    let mut m = [[0u64; 2]; merge::WIDE_MAX - SHORT_MAX];
+    let mut len = SHORT_MAX + 1;
+    while len <= merge::WIDE_MAX {
+        m[len - SHORT_MAX - 1] = if len < 24 {
+            [(1u64 << (8 * (len - 16))) - 1, 0]
+        } else {
+            [!0, (1u64 << (8 * (len - 24))) - 1]
+        };
+        len += 1;
+    }
+    m
+};
+
+/// A long key's slot in `LocalCache::long_hot`.
+#[inline(always)]
+fn long_index(key: &[u64; 4]) -> usize {
+    const K1: u64 = 0x9E37_79B9_7F4A_7C15;
+    const K2: u64 = 0xD6E8_FEB8_6659_FD93;
+    let h = (key[0].wrapping_mul(K1) ^ key[1]).wrapping_mul(K2) ^ key[2].wrapping_mul(K1) ^ key[3];
+    (h.wrapping_mul(K2) >> (64 - LONG_HOT_BITS)) as usize
+}
+
 /// Entries a `LocalCache` holds before it starts over: its working size,
 /// so that the table never grows past it. Random text (base64) merges a new
 /// piece every few bytes and filled a table allowed 128K entries (8 MB),
@@ -222,6 +293,8 @@ impl LocalCache {
         LocalCache {
             generation,
             hot: table::zeroed_array(),
+            // SAFETY: all-zero bytes are a `LongSlot` (integers only): empty
+            long_hot: unsafe { Box::<[LongSlot; 1 << LONG_HOT_BITS]>::new_zeroed().assume_init() },
             table: PieceTable::with_capacity(LOCAL_START),
             spill: Vec::new(),
             long: LongCache::default(),
@@ -246,6 +319,21 @@ impl LocalCache {
             let at = self.spill.len() as u32;
             self.spill.extend_from_slice(ids);
             self.table.insert(key, h, &[at, ids.len() as u32, SPILLED]);
+        }
+    }
+
+    /// Keep a long piece's tokens in `long_hot` (when they fit).
+    #[inline]
+    fn insert_long(&mut self, piece: &[u8], ids: &[u32]) {
+        if ids.len() <= LONG_SLOT_IDS {
+            let key = long_key_at(piece, 0, piece.len());
+            let mut slot = LongSlot {
+                key,
+                n: ids.len() as u32,
+                ..LongSlot::default()
+            };
+            slot.ids[..ids.len()].copy_from_slice(ids);
+            self.long_hot[long_index(&key)] = slot;
         }
     }
 
@@ -793,6 +881,12 @@ impl Bpe {
                     out.push(id);
                     return;
                 } else if defer_long && piece.len() <= merge::WIDE_MAX && !self.backtracks(piece) {
+                    let key = long_key_at(bytes, s, piece.len());
+                    let slot = &local.long_hot[long_index(&key)];
+                    if slot.key == key {
+                        push_ids(out, &slot.ids, slot.n as usize);
+                        return;
+                    }
                     // (looked up in `look_up`, merged in `flush` if need be)
                     ([0; 2], 0)
                 } else {
@@ -884,7 +978,7 @@ impl Bpe {
     fn look_up(&self, bytes: &[u8], chunk: &[Pending], local: &mut LocalCache, work: &mut Work, out: &mut Vec<u32>) {
         for p in chunk {
             if p.len > SHORT_MAX {
-                self.look_up_long(bytes, p, &mut local.long, work, out);
+                self.look_up_long(bytes, p, local, work, out);
                 continue;
             }
             let (key, h) = (p.key, p.h);
@@ -1005,18 +1099,25 @@ impl Bpe {
     /// cache, or left to `flush` to merge (and to keep if it was merged
     /// before: `Pending::h` says so).
     #[inline(never)]
-    fn look_up_long(&self, bytes: &[u8], p: &Pending, long: &mut LongCache, work: &mut Work, out: &mut [u32]) {
+    fn look_up_long(&self, bytes: &[u8], p: &Pending, local: &mut LocalCache, work: &mut Work, out: &mut [u32]) {
         let piece = &bytes[p.start..p.start + p.len];
         if self.ignore_merges {
             if let Some(&id) = self.vocab.get(piece) {
                 out[p.at] = id;
+                local.insert_long(piece, &[id]);
                 return;
             }
         }
-        if let Some(ids) = long.get(piece) {
+        if let Some(ids) = local.long.get(piece) {
             work.place(out, p.at, ids);
+            if ids.len() <= LONG_SLOT_IDS {
+                let mut copy = [0u32; LONG_SLOT_IDS];
+                copy[..ids.len()].copy_from_slice(ids);
+                local.insert_long(piece, &copy[..ids.len()]);
+            }
             return;
         }
+        let long = &mut local.long;
         work.marks.push(Mark {
             at: p.at,
             start: work.wide.len() as u32,
@@ -1084,9 +1185,11 @@ impl Bpe {
             );
             debug_assert!(done, "long pieces wait only where the wide lanes work");
             for (i, p) in wide.iter().enumerate() {
+                let tokens = &work.merged_wide[i][..work.counts_wide[i] as usize];
+                let piece = &bytes[p.start..p.start + p.len];
+                local.insert_long(piece, tokens);
                 if p.h != 0 {
-                    let tokens = &work.merged_wide[i][..work.counts_wide[i] as usize];
-                    local.long.insert(&bytes[p.start..p.start + p.len], tokens);
+                    local.long.insert(piece, tokens);
                 }
             }
         }
@@ -1665,6 +1768,41 @@ mod tests {
                     assert_scans_like_pieces(&m, &scanner, &text[..end]);
                 }
             }
+        }
+    }
+
+    #[test]
+    fn long_pieces_from_the_long_hot_cache_encode_like_their_pieces() {
+        // Pieces of 16 to 31 bytes (`long_hot`): each length, some whole
+        // tokens, some of more tokens than a slot holds (never kept there),
+        // pieces equal but for their last byte or their length (the key's
+        // masks), and the text's last piece with fewer than 32 bytes after
+        // its start (the key copied).
+        let letters =
+            |n: usize, salt: usize| -> String { (0..n).map(|k| (b'a' + ((k * 7 + salt) % 5) as u8) as char).collect() };
+        let mut words: Vec<String> = Vec::new();
+        for n in 15..=31 {
+            words.push(format!(" {}", letters(n, 0)));
+            words.push(format!(" {}", letters(n, 1)));
+            words.push(format!(" {}x", letters(n - 1, 0)));
+        }
+        // a piece of many tokens: every other letter unmergeable
+        words.push(" qzqzqzqzqzqzqzqzqzqzqzqzqz".into());
+        let whole = [words[10].clone(), words[30].clone(), " qzqzqzqzqzqzqz".into()];
+        let mut tokens: Vec<&str> = vec!["ab", "abc", "bc", "cd", "de", "ea", " a", " ab", "abcde", "cdea"];
+        tokens.extend(whole.iter().map(String::as_str));
+        let scanner = crate::scanner::Scanner::for_pattern(crate::pre_tokenizers::CL100K_PATTERN).unwrap();
+        let mut x = 11u64;
+        let mut text = String::new();
+        for _ in 0..3000 {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            text.push_str(&words[(x >> 33) as usize % words.len()]);
+        }
+        let m = every_byte_and(&tokens);
+        assert_scans_like_pieces(&m, &scanner, &text);
+        for w in &words {
+            let tail = format!("{text}{w}");
+            assert_scans_like_pieces(&m, &scanner, &tail);
         }
     }
 
