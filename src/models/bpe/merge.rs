@@ -435,7 +435,7 @@ fn scan_loop(syms: &mut Vec<(u32, u32)>, pairs: &mut Pairs, merges: &impl PairLo
 }
 
 /// Pieces `merge_bytes_many` works on at once.
-const LANES: usize = 8;
+const LANES: usize = 16;
 
 /// Longest piece `merge_bytes_many` takes.
 pub const MANY_MAX: usize = 15;
