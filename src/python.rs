@@ -60,6 +60,114 @@ fn parse_permitted(v: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Allowed>> {
     v.map(parse_allowed).transpose()
 }
 
+/// An argument that may be left out (its default) or given as any object,
+/// `None` included.
+enum Given<'py> {
+    Absent,
+    Is(Bound<'py, PyAny>),
+}
+
+impl<'a, 'py> FromPyObject<'a, 'py> for Given<'py> {
+    type Error = PyErr;
+
+    fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        Ok(Given::Is(obj.to_owned()))
+    }
+}
+
+/// `Tokenizer.encode` of the Python package for its common calls, without
+/// a Python frame (a short text's call costs more than its encoding): the
+/// default policy, `disallowed_special=()` or `"all"`, no `allowed_special`,
+/// on a `str`. Every other call, and any call that fails here, goes to
+/// `fallback` (the Python method) with the arguments as they were given.
+#[pyclass(module = "tokensmith._core")]
+struct FastEncode {
+    core: Py<Tokenizer>,
+    /// `permitted` of the default policy: the special tokens' text refused
+    /// when there are special tokens
+    refuse: Option<Allowed>,
+    fallback: Option<Py<PyAny>>,
+}
+
+impl FastEncode {
+    /// The policy of a call the fast path takes, as `Tokenizer._policy`
+    /// gives it; `None` for the others.
+    fn policy(&self, allowed: &Given<'_>, disallowed: &Given<'_>) -> PyResult<Option<(Allowed, Option<Allowed>)>> {
+        if let Given::Is(a) = allowed {
+            if a.is_truthy()? {
+                return Ok(None);
+            }
+        }
+        let refuse = || Some((Allowed::None, self.refuse.clone()));
+        Ok(match disallowed {
+            Given::Absent => refuse(),
+            Given::Is(d) if !d.is_truthy()? => Some((Allowed::None, None)),
+            Given::Is(d) => match d.cast_exact::<PyString>() {
+                Ok(s) if s.to_str()? == "all" => refuse(),
+                _ => None,
+            },
+        })
+    }
+}
+
+#[pymethods]
+impl FastEncode {
+    #[new]
+    fn new(core: Py<Tokenizer>, has_specials: bool, fallback: Py<PyAny>) -> Self {
+        FastEncode {
+            core,
+            refuse: has_specials.then_some(Allowed::None),
+            fallback: Some(fallback),
+        }
+    }
+
+    #[pyo3(signature = (text, *, allowed_special = Given::Absent, disallowed_special = Given::Absent, add_special_tokens = true))]
+    fn encode<'py>(
+        &self,
+        py: Python<'py>,
+        text: &Bound<'py, PyAny>,
+        allowed_special: Given<'py>,
+        disallowed_special: Given<'py>,
+        add_special_tokens: bool,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        if let (Ok(s), Some((allowed, permitted))) = (
+            text.cast_exact::<PyString>(),
+            self.policy(&allowed_special, &disallowed_special)?,
+        ) {
+            let core = self.core.get();
+            // (an error, such as a special token's text or a lone
+            // surrogate, is the Python method's to raise or to mend)
+            if let Ok(ids) = core.ids_with(py, s, allowed, permitted, add_special_tokens) {
+                return Ok(core.id_list(py, &ids)?.into_any());
+            }
+        }
+        let Some(fallback) = &self.fallback else {
+            return Err(PyRuntimeError::new_err("the tokenizer of this encode is gone"));
+        };
+        let kwargs = PyDict::new(py);
+        if let Given::Is(a) = allowed_special {
+            kwargs.set_item("allowed_special", a)?;
+        }
+        if let Given::Is(d) = disallowed_special {
+            kwargs.set_item("disallowed_special", d)?;
+        }
+        kwargs.set_item("add_special_tokens", add_special_tokens)?;
+        fallback.bind(py).call((text,), Some(&kwargs))
+    }
+
+    fn __traverse__(&self, visit: pyo3::PyVisit<'_>) -> Result<(), pyo3::PyTraverseError> {
+        visit.call(&self.core)?;
+        if let Some(f) = &self.fallback {
+            visit.call(f)?;
+        }
+        Ok(())
+    }
+
+    fn __clear__(&mut self) {
+        self.fallback = None;
+    }
+}
+
 #[pyclass(frozen, module = "tokensmith._core")]
 struct Tokenizer {
     inner: Arc<CoreTokenizer>,
@@ -94,6 +202,18 @@ impl Tokenizer {
     ) -> PyResult<Vec<u32>> {
         let allowed = parse_allowed(allowed)?;
         let permitted = parse_permitted(permitted)?;
+        self.ids_with(py, text, allowed, permitted, add_special_tokens)
+    }
+
+    /// `ids_of` with the policy parsed.
+    fn ids_with(
+        &self,
+        py: Python<'_>,
+        text: &Bound<'_, PyString>,
+        allowed: Allowed,
+        permitted: Option<Allowed>,
+        add_special_tokens: bool,
+    ) -> PyResult<Vec<u32>> {
         let encode = |t: &str| self.inner.encode(t, &allowed, permitted.as_ref(), add_special_tokens);
         // SAFETY: `text` (borrowed for this whole call) keeps its string alive.
         let raw = unsafe { RawText::of(text)? };
@@ -871,6 +991,7 @@ fn default_threads() -> usize {
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Tokenizer>()?;
+    m.add_class::<FastEncode>()?;
     #[cfg(all(not(Py_LIMITED_API), target_endian = "little"))]
     m.add_class::<IdBuffer>()?;
     m.add_class::<TrainedBpe>()?;

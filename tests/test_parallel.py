@@ -103,6 +103,9 @@ def test_numpy_output_without_numpy_fails_before_encoding(corpus, monkeypatch) -
     # the list path needs no numpy, and goes through the same encoder
     want = tok._core.core.encode("some text", "none", None, True)
     assert tok.encode("some text", disallowed_special=()) == want
+    # (that call went to the core's fast path, which holds the core itself;
+    # the Python method, for the calls the fast path leaves to it, too)
+    assert tok._encode_py("some text", disallowed_special=()) == want
     assert calls == ["encode"]
 
 

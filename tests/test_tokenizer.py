@@ -71,6 +71,58 @@ def test_special_token_policy(trained: ts.Tokenizer) -> None:
     assert trained.decode(as_special, skip_special_tokens=True) == "ab"
 
 
+def test_fast_encode_answers_as_the_python_method(trained: ts.Tokenizer) -> None:
+    # `encode`'s common calls go straight to the core (`_core.FastEncode`);
+    # every call, common or not, answers and fails as the Python method does
+    assert trained.encode is not ts.Tokenizer.encode.__get__(trained)
+    slow = trained._encode_py
+    texts = ["plain text", "a<|endoftext|>b", "<|pad|> x <|endoftext|>", "a\ud800b", ""]
+    policies: list[dict[str, object]] = [
+        {},
+        {"disallowed_special": ()},
+        {"disallowed_special": "all"},
+        {"disallowed_special": None},
+        {"disallowed_special": frozenset()},
+        {"disallowed_special": {"<|endoftext|>"}},
+        {"allowed_special": "all"},
+        {"allowed_special": {"<|pad|>"}},
+        {"allowed_special": frozenset(), "disallowed_special": ()},
+        {"allowed_special": set(), "add_special_tokens": False},
+    ]
+    for text in texts:
+        for kw in policies:
+            try:
+                want: object = slow(text, **kw)  # type: ignore[arg-type]
+            except DisallowedSpecialTokenError as e:
+                with pytest.raises(DisallowedSpecialTokenError) as got:
+                    trained.encode(text, **kw)  # type: ignore[arg-type]
+                assert str(got.value) == str(e)
+                continue
+            assert trained.encode(text, **kw) == want, (text, kw)  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        trained.encode(b"bytes")  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        trained.encode("x", "positional policy")  # type: ignore[misc]
+
+
+def test_fast_encode_leaves_subclasses_and_memory_alone(trained: ts.Tokenizer) -> None:
+    import gc
+    import weakref
+
+    class Shouting(ts.Tokenizer):
+        def encode(self, text: str, **kw: object) -> list[int]:  # type: ignore[override]
+            return super().encode(text.upper(), **kw)  # type: ignore[arg-type]
+
+    loud = Shouting(trained._core)
+    assert loud.encode("abc", disallowed_special=()) == trained.encode("ABC", disallowed_special=())
+    # the fast path refers back to its tokenizer: the cycle is collected
+    tok = ts.Tokenizer(trained._core)
+    gone = weakref.ref(tok)
+    del tok
+    gc.collect()
+    assert gone() is None
+
+
 def test_encode_full_offsets(trained: ts.Tokenizer) -> None:
     text = "naïve 😀 tokenizer 分词"
     enc = trained.encode_full(text)

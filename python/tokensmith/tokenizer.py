@@ -60,6 +60,14 @@ class Tokenizer:
         self._specials: dict[str, int] = {c: i for c, i, s in core.added_tokens() if s}
         # what the core takes for the default policy (refuse special tokens' text)
         self._refuse: tuple[object, object] = ("none", "none" if self._specials else None)
+        if type(self).encode is Tokenizer.encode:
+            # `encode`'s common calls (no `allowed_special`, the default or an
+            # empty `disallowed_special`) go straight to the core, without a
+            # Python frame: a short text's call cost more than its encoding.
+            # The core sends every other call, and any that fails, to the
+            # method below, with the arguments as they were given.
+            fast = _core.FastEncode(core, bool(self._specials), self._encode_py)
+            self.__dict__["encode"] = fast.encode
 
     # ----------------------------------------------------------- construction
     @classmethod
@@ -125,6 +133,22 @@ class Tokenizer:
         ``add_special_tokens`` lets the post-processor add its tokens (BOS,
         CLS/SEP …) when the tokenizer has one.
         """
+        return self._encode_py(
+            text,
+            allowed_special=allowed_special,
+            disallowed_special=disallowed_special,
+            add_special_tokens=add_special_tokens,
+        )
+
+    def _encode_py(
+        self,
+        text: str,
+        *,
+        allowed_special: SpecialSet = frozenset(),
+        disallowed_special: SpecialSet = "all",
+        add_special_tokens: bool = True,
+    ) -> list[int]:
+        """`encode` in Python: its calls the core's fast path does not take."""
         # `_policy`'s common cases inline: short texts are call-bound
         if allowed_special:
             allowed, permitted = self._policy(allowed_special, disallowed_special)
