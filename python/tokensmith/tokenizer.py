@@ -133,22 +133,6 @@ class Tokenizer:
         ``add_special_tokens`` lets the post-processor add its tokens (BOS,
         CLS/SEP …) when the tokenizer has one.
         """
-        return self._encode_py(
-            text,
-            allowed_special=allowed_special,
-            disallowed_special=disallowed_special,
-            add_special_tokens=add_special_tokens,
-        )
-
-    def _encode_py(
-        self,
-        text: str,
-        *,
-        allowed_special: SpecialSet = frozenset(),
-        disallowed_special: SpecialSet = "all",
-        add_special_tokens: bool = True,
-    ) -> list[int]:
-        """`encode` in Python: its calls the core's fast path does not take."""
         # `_policy`'s common cases inline: short texts are call-bound
         if allowed_special:
             allowed, permitted = self._policy(allowed_special, disallowed_special)
@@ -162,6 +146,10 @@ class Tokenizer:
             return self._core.encode(text, allowed, permitted, add_special_tokens)
         except (UnicodeEncodeError, DisallowedSpecialTokenError):
             return self._call(self._core.encode, text, allowed, permitted, add_special_tokens)
+
+    # `encode` in Python, for the calls the core's fast path (`_core.FastEncode`,
+    # bound in `__init__`) leaves to it
+    _encode_py = encode
 
     def encode_ordinary(self, text: str) -> list[int]:
         """Encode with every special token treated as ordinary text."""
