@@ -75,18 +75,20 @@ impl<'a, 'py> FromPyObject<'a, 'py> for Given<'py> {
     }
 }
 
-/// `Tokenizer.encode` of the Python package for its common calls, without
-/// a Python frame (a short text's call costs more than its encoding): the
-/// default policy, `disallowed_special=()` or `"all"`, no `allowed_special`,
-/// on a `str`. Every other call, and any call that fails here, goes to
-/// `fallback` (the Python method) with the arguments as they were given.
+/// `Tokenizer.encode` and `Tokenizer.count` of the Python package for their
+/// common calls, without a Python frame (a short text's call costs more
+/// than its encoding): the default policy, `disallowed_special=()` or
+/// `"all"`, no `allowed_special`, on a `str`. Every other call, and any
+/// call that fails here, goes to the Python method (`fallbacks`) with the
+/// arguments as they were given.
 #[pyclass(module = "tokensmith._core")]
 struct FastEncode {
     core: Py<Tokenizer>,
     /// `permitted` of the default policy: the special tokens' text refused
     /// when there are special tokens
     refuse: Option<Allowed>,
-    fallback: Option<Py<PyAny>>,
+    /// the Python `encode` and `count` (none once cleared by the collector)
+    fallbacks: Option<[Py<PyAny>; 2]>,
 }
 
 impl FastEncode {
@@ -108,16 +110,51 @@ impl FastEncode {
             },
         })
     }
+
+    /// The ids of a call the fast path takes and that succeeds, else the
+    /// Python method `which` (0: `encode`, 1: `count`) called as given.
+    fn call<'py>(
+        &self,
+        py: Python<'py>,
+        which: usize,
+        text: &Bound<'py, PyAny>,
+        allowed_special: Given<'py>,
+        disallowed_special: Given<'py>,
+        add_special_tokens: bool,
+    ) -> PyResult<Result<Vec<u32>, Bound<'py, PyAny>>> {
+        if let (Ok(s), Some((allowed, permitted))) = (
+            text.cast_exact::<PyString>(),
+            self.policy(&allowed_special, &disallowed_special)?,
+        ) {
+            // (an error, such as a special token's text or a lone
+            // surrogate, is the Python method's to raise or to mend)
+            if let Ok(ids) = self.core.get().ids_with(py, s, allowed, permitted, add_special_tokens) {
+                return Ok(Ok(ids));
+            }
+        }
+        let Some(fallbacks) = &self.fallbacks else {
+            return Err(PyRuntimeError::new_err("the tokenizer of this call is gone"));
+        };
+        let kwargs = PyDict::new(py);
+        if let Given::Is(a) = allowed_special {
+            kwargs.set_item("allowed_special", a)?;
+        }
+        if let Given::Is(d) = disallowed_special {
+            kwargs.set_item("disallowed_special", d)?;
+        }
+        kwargs.set_item("add_special_tokens", add_special_tokens)?;
+        Ok(Err(fallbacks[which].bind(py).call((text,), Some(&kwargs))?))
+    }
 }
 
 #[pymethods]
 impl FastEncode {
     #[new]
-    fn new(core: Py<Tokenizer>, has_specials: bool, fallback: Py<PyAny>) -> Self {
+    fn new(core: Py<Tokenizer>, has_specials: bool, encode: Py<PyAny>, count: Py<PyAny>) -> Self {
         FastEncode {
             core,
             refuse: has_specials.then_some(Allowed::None),
-            fallback: Some(fallback),
+            fallbacks: Some([encode, count]),
         }
     }
 
@@ -130,41 +167,37 @@ impl FastEncode {
         disallowed_special: Given<'py>,
         add_special_tokens: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
-        if let (Ok(s), Some((allowed, permitted))) = (
-            text.cast_exact::<PyString>(),
-            self.policy(&allowed_special, &disallowed_special)?,
-        ) {
-            let core = self.core.get();
-            // (an error, such as a special token's text or a lone
-            // surrogate, is the Python method's to raise or to mend)
-            if let Ok(ids) = core.ids_with(py, s, allowed, permitted, add_special_tokens) {
-                return Ok(core.id_list(py, &ids)?.into_any());
-            }
+        match self.call(py, 0, text, allowed_special, disallowed_special, add_special_tokens)? {
+            Ok(ids) => Ok(self.core.get().id_list(py, &ids)?.into_any()),
+            Err(done) => Ok(done),
         }
-        let Some(fallback) = &self.fallback else {
-            return Err(PyRuntimeError::new_err("the tokenizer of this encode is gone"));
-        };
-        let kwargs = PyDict::new(py);
-        if let Given::Is(a) = allowed_special {
-            kwargs.set_item("allowed_special", a)?;
+    }
+
+    #[pyo3(signature = (text, *, allowed_special = Given::Absent, disallowed_special = Given::Absent, add_special_tokens = true))]
+    fn count<'py>(
+        &self,
+        py: Python<'py>,
+        text: &Bound<'py, PyAny>,
+        allowed_special: Given<'py>,
+        disallowed_special: Given<'py>,
+        add_special_tokens: bool,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        match self.call(py, 1, text, allowed_special, disallowed_special, add_special_tokens)? {
+            Ok(ids) => Ok(ids.len().into_pyobject(py)?.into_any()),
+            Err(done) => Ok(done),
         }
-        if let Given::Is(d) = disallowed_special {
-            kwargs.set_item("disallowed_special", d)?;
-        }
-        kwargs.set_item("add_special_tokens", add_special_tokens)?;
-        fallback.bind(py).call((text,), Some(&kwargs))
     }
 
     fn __traverse__(&self, visit: pyo3::PyVisit<'_>) -> Result<(), pyo3::PyTraverseError> {
         visit.call(&self.core)?;
-        if let Some(f) = &self.fallback {
+        for f in self.fallbacks.iter().flatten() {
             visit.call(f)?;
         }
         Ok(())
     }
 
     fn __clear__(&mut self) {
-        self.fallback = None;
+        self.fallbacks = None;
     }
 }
 

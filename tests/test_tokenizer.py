@@ -72,12 +72,13 @@ def test_special_token_policy(trained: ts.Tokenizer) -> None:
 
 
 def test_fast_encode_answers_as_the_python_method(trained: ts.Tokenizer) -> None:
-    # `encode`'s common calls go straight to the core (`_core.FastEncode`);
-    # every call, common or not, answers and fails as the Python method does
+    # `encode`'s and `count`'s common calls go straight to the core
+    # (`_core.FastEncode`); every call, common or not, answers and fails as
+    # the Python method does
     import types
 
     assert isinstance(vars(trained).get("encode"), types.BuiltinMethodType)
-    slow = trained._encode_py
+    assert isinstance(vars(trained).get("count"), types.BuiltinMethodType)
     texts = ["plain text", "a<|endoftext|>b", "<|pad|> x <|endoftext|>", "a\ud800b", ""]
     policies: list[dict[str, object]] = [
         {},
@@ -91,20 +92,22 @@ def test_fast_encode_answers_as_the_python_method(trained: ts.Tokenizer) -> None
         {"allowed_special": frozenset(), "disallowed_special": ()},
         {"allowed_special": set(), "add_special_tokens": False},
     ]
-    for text in texts:
-        for kw in policies:
-            try:
-                want: object = slow(text, **kw)  # type: ignore[arg-type]
-            except DisallowedSpecialTokenError as e:
-                with pytest.raises(DisallowedSpecialTokenError) as got:
-                    trained.encode(text, **kw)  # type: ignore[arg-type]
-                assert str(got.value) == str(e)
-                continue
-            assert trained.encode(text, **kw) == want, (text, kw)  # type: ignore[arg-type]
-    with pytest.raises(TypeError):
-        trained.encode(b"bytes")  # type: ignore[arg-type]
-    with pytest.raises(TypeError):
-        trained.encode("x", "positional policy")  # type: ignore[misc]
+    for fast, slow in [(trained.encode, trained._encode_py), (trained.count, trained._count_py)]:
+        for text in texts:
+            for kw in policies:
+                try:
+                    want: object = slow(text, **kw)  # type: ignore[arg-type]
+                except DisallowedSpecialTokenError as e:
+                    with pytest.raises(DisallowedSpecialTokenError) as got:
+                        fast(text, **kw)  # type: ignore[arg-type]
+                    assert str(got.value) == str(e)
+                    continue
+                assert fast(text, **kw) == want, (slow, text, kw)  # type: ignore[arg-type]
+        with pytest.raises(TypeError):
+            fast(b"bytes")  # type: ignore[arg-type]
+        with pytest.raises(TypeError):
+            fast("x", "positional policy")  # type: ignore[call-arg]
+    assert trained.count("plain text") == len(trained.encode("plain text")) > 0
 
 
 def test_fast_encode_leaves_subclasses_and_memory_alone(trained: ts.Tokenizer) -> None:
@@ -116,7 +119,7 @@ def test_fast_encode_leaves_subclasses_and_memory_alone(trained: ts.Tokenizer) -
             return super().encode(text.upper(), **kw)  # type: ignore[arg-type]
 
     loud = Shouting(trained._core)
-    assert "encode" not in vars(loud)
+    assert "encode" not in vars(loud) and "count" in vars(loud)
     assert loud.encode("abc", disallowed_special=()) == trained.encode("ABC", disallowed_special=())
     # the fast path refers back to its tokenizer: the cycle is collected
     tok = ts.Tokenizer(trained._core)

@@ -60,14 +60,17 @@ class Tokenizer:
         self._specials: dict[str, int] = {c: i for c, i, s in core.added_tokens() if s}
         # what the core takes for the default policy (refuse special tokens' text)
         self._refuse: tuple[object, object] = ("none", "none" if self._specials else None)
+        # `encode`'s and `count`'s common calls (no `allowed_special`, the
+        # default or an empty `disallowed_special`) go straight to the core,
+        # without a Python frame: a short text's call cost more than its
+        # encoding. The core sends every other call, and any that fails, to
+        # the methods below, with the arguments as they were given. (Not
+        # where a subclass has its own.)
+        fast = _core.FastEncode(core, bool(self._specials), self._encode_py, self._count_py)
         if type(self).encode is Tokenizer.encode:
-            # `encode`'s common calls (no `allowed_special`, the default or an
-            # empty `disallowed_special`) go straight to the core, without a
-            # Python frame: a short text's call cost more than its encoding.
-            # The core sends every other call, and any that fails, to the
-            # method below, with the arguments as they were given.
-            fast = _core.FastEncode(core, bool(self._specials), self._encode_py)
             self.__dict__["encode"] = fast.encode
+        if type(self).count is Tokenizer.count:
+            self.__dict__["count"] = fast.count
 
     # ----------------------------------------------------------- construction
     @classmethod
@@ -235,6 +238,9 @@ class Tokenizer:
         """Number of tokens of ``text``."""
         allowed, permitted = self._policy(allowed_special, disallowed_special)
         return self._call(self._core.count, text, allowed, permitted, add_special_tokens)
+
+    # (for the calls `count`'s fast path leaves to Python)
+    _count_py = count
 
     def encode_full(
         self,
