@@ -136,19 +136,8 @@ class Tokenizer:
         ``add_special_tokens`` lets the post-processor add its tokens (BOS,
         CLS/SEP …) when the tokenizer has one.
         """
-        # `_policy`'s common cases inline: short texts are call-bound
-        if allowed_special:
-            allowed, permitted = self._policy(allowed_special, disallowed_special)
-        elif not disallowed_special:
-            allowed, permitted = "none", None
-        elif disallowed_special == "all":
-            allowed, permitted = self._refuse
-        else:
-            allowed, permitted = self._policy(allowed_special, disallowed_special)
-        try:  # the common case without the `_call` wrapper
-            return self._core.encode(text, allowed, permitted, add_special_tokens)
-        except (UnicodeEncodeError, DisallowedSpecialTokenError):
-            return self._call(self._core.encode, text, allowed, permitted, add_special_tokens)
+        allowed, permitted = self._policy(allowed_special, disallowed_special)
+        return self._call(self._core.encode, text, allowed, permitted, add_special_tokens)
 
     # `encode` in Python, for the calls the core's fast path (`_core.FastEncode`,
     # bound in `__init__`) leaves to it

@@ -47,7 +47,7 @@ impl PairLookup for Merges {
 }
 
 /// The merges as one flat open-addressing table, for the encoding hot path:
-/// a pair and its rank packed in 8 bytes (`PairTable::pack`), so that a
+/// a pair and its rank packed in 8 bytes (see `PairTable::new`), so that a
 /// lookup reads one cache line, and the table is half the size a slot of
 /// two ids, a rank and an id would make it (cl100k: 2 MB, o200k: 4 MB; a
 /// cold piece's merges wait for it). A bit per hash in front (`filter`, a
@@ -119,12 +119,11 @@ impl PairTable {
         };
         // Every id below `NO_ID`, every rank fits its field, and (not
         // `by_id`) each rank makes one id: else the map answers.
-        let fits = merges.iter().all(|(&(a, b), &(rank, id))| {
+        let mut fits = merges.iter().all(|(&(a, b), &(rank, id))| {
             let rank = if by_id { id } else { rank };
             [a, b, id].iter().all(|&x| (x as u64) < NO_ID) && (rank as u64) < FIELD_MASK
         });
         let mut ids = Vec::new();
-        let mut fits = fits;
         if fits && !by_id {
             let top = order.last().map_or(0, |&(rank, _)| rank as usize);
             ids = vec![u32::MAX; top + 1];

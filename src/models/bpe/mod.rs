@@ -217,21 +217,16 @@ struct LongSlot {
 #[inline(always)]
 fn long_key_at(text: &[u8], s: usize, len: usize) -> [u64; 4] {
     debug_assert!(len > SHORT_MAX && len <= merge::WIDE_MAX);
-    let mut w = [0u64; 4];
-    match text.get(s..s + 32) {
-        Some(b) => {
-            for (k, w) in w.iter_mut().enumerate() {
-                *w = u64::from_le_bytes(b[8 * k..8 * k + 8].try_into().unwrap());
-            }
-        }
+    // (read in place where 32 bytes are there to read, else copied)
+    let mut buf = [0u8; 32];
+    let src = match text.get(s..s + 32) {
+        Some(b) => b,
         None => {
-            let mut buf = [0u8; 32];
             buf[..len].copy_from_slice(&text[s..s + len]);
-            for (k, w) in w.iter_mut().enumerate() {
-                *w = u64::from_le_bytes(buf[8 * k..8 * k + 8].try_into().unwrap());
-            }
+            &buf
         }
-    }
+    };
+    let w: [u64; 4] = std::array::from_fn(|k| u64::from_le_bytes(src[8 * k..8 * k + 8].try_into().unwrap()));
     let [m2, m3] = LONG_KEY_MASKS[len - SHORT_MAX - 1];
     [w[0], w[1], w[2] & m2, (w[3] & m3) | ((len as u64) << 56)]
 }
@@ -259,6 +254,21 @@ fn long_index(key: &[u64; 4]) -> usize {
     const K2: u64 = 0xD6E8_FEB8_6659_FD93;
     let h = (key[0].wrapping_mul(K1) ^ key[1]).wrapping_mul(K2) ^ key[2].wrapping_mul(K1) ^ key[3];
     (h.wrapping_mul(K2) >> (64 - LONG_HOT_BITS)) as usize
+}
+
+/// Keep a long piece's tokens in a `LocalCache::long_hot` (when they fit).
+#[inline]
+fn keep_long(long_hot: &mut [LongSlot; 1 << LONG_HOT_BITS], piece: &[u8], ids: &[u32]) {
+    if ids.len() <= LONG_SLOT_IDS {
+        let key = long_key_at(piece, 0, piece.len());
+        let mut slot = LongSlot {
+            key,
+            n: ids.len() as u32,
+            ..LongSlot::default()
+        };
+        slot.ids[..ids.len()].copy_from_slice(ids);
+        long_hot[long_index(&key)] = slot;
+    }
 }
 
 /// Entries a `LocalCache` holds before it starts over: its working size,
@@ -319,21 +329,6 @@ impl LocalCache {
             let at = self.spill.len() as u32;
             self.spill.extend_from_slice(ids);
             self.table.insert(key, h, &[at, ids.len() as u32, SPILLED]);
-        }
-    }
-
-    /// Keep a long piece's tokens in `long_hot` (when they fit).
-    #[inline]
-    fn insert_long(&mut self, piece: &[u8], ids: &[u32]) {
-        if ids.len() <= LONG_SLOT_IDS {
-            let key = long_key_at(piece, 0, piece.len());
-            let mut slot = LongSlot {
-                key,
-                n: ids.len() as u32,
-                ..LongSlot::default()
-            };
-            slot.ids[..ids.len()].copy_from_slice(ids);
-            self.long_hot[long_index(&key)] = slot;
         }
     }
 
@@ -1104,20 +1099,16 @@ impl Bpe {
         if self.ignore_merges {
             if let Some(&id) = self.vocab.get(piece) {
                 out[p.at] = id;
-                local.insert_long(piece, &[id]);
+                keep_long(&mut local.long_hot, piece, &[id]);
                 return;
             }
         }
-        if let Some(ids) = local.long.get(piece) {
+        let long = &mut local.long;
+        if let Some(ids) = long.get(piece) {
             work.place(out, p.at, ids);
-            if ids.len() <= LONG_SLOT_IDS {
-                let mut copy = [0u32; LONG_SLOT_IDS];
-                copy[..ids.len()].copy_from_slice(ids);
-                local.insert_long(piece, &copy[..ids.len()]);
-            }
+            keep_long(&mut local.long_hot, piece, ids);
             return;
         }
-        let long = &mut local.long;
         work.marks.push(Mark {
             at: p.at,
             start: work.wide.len() as u32,
@@ -1187,7 +1178,7 @@ impl Bpe {
             for (i, p) in wide.iter().enumerate() {
                 let tokens = &work.merged_wide[i][..work.counts_wide[i] as usize];
                 let piece = &bytes[p.start..p.start + p.len];
-                local.insert_long(piece, tokens);
+                keep_long(&mut local.long_hot, piece, tokens);
                 if p.h != 0 {
                     local.long.insert(piece, tokens);
                 }
