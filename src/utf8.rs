@@ -5,7 +5,8 @@
 //! (`PyUnicode_AsUTF8AndSize`) converts it with the GIL held, one character
 //! at a time. The bindings read the code units instead and convert them
 //! here, without the GIL (on the encoding threads, for a batch), sixteen
-//! ASCII characters at a time where the text allows.
+//! ASCII characters at a time where the text allows (thirty-two, from
+//! UCS-2, where the CPU has AVX2).
 
 /// The code units of a string, one per character.
 #[derive(Clone, Copy, Debug)]
@@ -321,14 +322,64 @@ fn latin1(units: &[u8], out: &mut Vec<u8>) {
     debug_assert!(done.is_ok(), "every Latin-1 unit is a scalar value");
 }
 
+/// One UCS-2 unit's UTF-8 at `dst` (`None` for a surrogate).
+///
+/// # Safety
+/// `dst` has room for three bytes.
+#[inline(always)]
+unsafe fn ucs2_one(u: u16, dst: *mut u8) -> Option<usize> {
+    let c = u as u32;
+    (c & 0xF800 != 0xD800).then(|| put_char(c, dst))
+}
+
 fn ucs2(units: &[u16], out: &mut Vec<u8>) -> Result<(), NotEncodable> {
-    // SAFETY: `push_units` reserved three bytes per unit, and `SLACK`.
-    unsafe {
-        convert(units, out, |u, dst| {
-            let c = u as u32;
-            (c & 0xF800 != 0xD800).then(|| put_char(c, dst))
-        })
+    #[cfg(target_arch = "x86_64")]
+    if crate::has_avx2() {
+        // SAFETY: the CPU has AVX2; `push_units` reserved three bytes per
+        // unit, and `SLACK`.
+        return unsafe { ucs2_avx2(units, out) };
     }
+    // SAFETY: `push_units` reserved three bytes per unit, and `SLACK`.
+    unsafe { convert(units, out, |u, dst| ucs2_one(u, dst)) }
+}
+
+/// `ucs2` with runs of ASCII taken 32 units at a time (English in a
+/// string that holds one curly quote: a megabyte's conversion was a tenth
+/// of its encoding's time), the rest by `convert` 32 units at a time.
+///
+/// # Safety
+/// The CPU has AVX2; `out` has room for three bytes a unit, and `SLACK`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn ucs2_avx2(units: &[u16], out: &mut Vec<u8>) -> Result<(), NotEncodable> {
+    use std::arch::x86_64::*;
+    let n = units.len();
+    let mut i = 0;
+    while i < n {
+        let start = i;
+        let mut dst = out.as_mut_ptr().add(out.len());
+        while i + 32 <= n {
+            let src = units.as_ptr().add(i).cast::<__m256i>();
+            let (a, b) = (_mm256_loadu_si256(src), _mm256_loadu_si256(src.add(1)));
+            if _mm256_testz_si256(_mm256_or_si256(a, b), _mm256_set1_epi16(0xFF80u16 as i16)) == 0 {
+                break;
+            }
+            // (the pack interleaves the halves of `a` and `b`: 64-bit
+            // quarters 0, 2, 1, 3 put them back in order)
+            let packed = _mm256_permute4x64_epi64::<0b11_01_10_00>(_mm256_packus_epi16(a, b));
+            _mm256_storeu_si256(dst.cast(), packed);
+            dst = dst.add(32);
+            i += 32;
+        }
+        out.set_len(out.len() + (i - start));
+        if i == n {
+            break;
+        }
+        let end = (i + 32).min(n);
+        convert(&units[i..end], out, |u, dst| ucs2_one(u, dst)).map_err(|e| NotEncodable { index: i + e.index })?;
+        i = end;
+    }
+    Ok(())
 }
 
 fn ucs4(units: &[u32], out: &mut Vec<u8>) -> Result<(), NotEncodable> {
@@ -397,6 +448,25 @@ mod tests {
         let bmp: Vec<char> = all.iter().copied().filter(|&c| (c as u32) < 0x1_0000).collect();
         check(&bmp);
         check(&all);
+    }
+
+    #[test]
+    fn long_ascii_runs_with_one_other_character_anywhere() {
+        // (the 32-unit ASCII blocks of `ucs2_avx2` and the 16-unit ones,
+        // broken by one character at every position, then resumed)
+        let ascii: Vec<char> = (0..100).map(|k| (b'a' + (k % 26) as u8) as char).collect();
+        for at in 0..ascii.len() {
+            for other in ['\u{e9}', '\u{2019}', '\u{4e2d}', '\u{1F600}'] {
+                let mut chars = ascii.clone();
+                chars[at] = other;
+                check(&chars);
+            }
+            let mut u: Vec<u16> = ascii.iter().map(|&c| c as u16).collect();
+            u[at] = 0xDC00;
+            let mut out = String::from("kept");
+            assert_eq!(push_units(Units::Ucs2(&u), &mut out), Err(NotEncodable { index: at }));
+            assert_eq!(out, "kept");
+        }
     }
 
     #[test]
