@@ -72,8 +72,8 @@ pub struct Bpe {
     /// The backtracking encoder, made on first use, for the models it
     /// applies to (see `backtrack`).
     backtrack: std::sync::OnceLock<Option<backtrack::Backtrack>>,
-    /// What a thread's hot cache starts with, made on first use (see
-    /// `hot_seed`).
+    /// What a thread's hot cache starts with (see `hot_seed`): made with
+    /// the model where it looks whole pieces up, else on first use.
     hot_seed: std::sync::OnceLock<Option<HotSeed>>,
     /// Bytes of long multi-byte pieces met before the backtracking encoder
     /// was built (see `backtracks`).
@@ -826,7 +826,10 @@ impl Bpe {
                         if caches.len() == LOCAL_MODELS {
                             caches.remove(0);
                         }
-                        caches.push(LocalCache::new(self.generation, self.hot_seed()));
+                        // (`ignore_merges` read again: the seed's tokens are
+                        // right only while whole pieces are looked up)
+                        let seed = self.hot_seed().filter(|_| self.ignore_merges);
+                        caches.push(LocalCache::new(self.generation, seed));
                         caches.len() - 1
                     }
                 };
