@@ -145,6 +145,8 @@ pub fn after_fork() {
 mod tests {
     use super::*;
     use std::collections::HashSet;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::time::{Duration, Instant};
 
     #[test]
     fn map_indexed_keeps_order_uses_the_caller_and_reports_the_first_error() {
@@ -152,23 +154,35 @@ mod tests {
         for threads in [Some(1), Some(2), Some(3), None] {
             for n in [0usize, 1, 2, 7, 1000] {
                 let seen = Mutex::new(HashSet::new());
+                let caller_worked = AtomicBool::new(false);
                 let got = map_indexed(
                     threads,
                     n,
                     || 0usize,
                     |calls, i| {
                         *calls += 1;
-                        seen.lock().unwrap().insert(std::thread::current().id());
+                        let id = std::thread::current().id();
+                        seen.lock().unwrap().insert(id);
+                        if id == me {
+                            caller_worked.store(true, Ordering::SeqCst);
+                        } else {
+                            // A pool thread waits for the caller to take an
+                            // index (so that, however the threads are
+                            // scheduled, the pool cannot take them all
+                            // first): it never does if the caller only waits.
+                            let start = Instant::now();
+                            while !caller_worked.load(Ordering::SeqCst) && start.elapsed() < Duration::from_secs(10) {
+                                std::thread::sleep(Duration::from_millis(1));
+                            }
+                        }
                         Ok::<_, ()>(i * 3)
                     },
                 )
                 .unwrap();
                 assert_eq!(got, (0..n).map(|i| i * 3).collect::<Vec<_>>(), "{threads:?} {n}");
                 let seen = seen.into_inner().unwrap();
-                if n == 1 || n == 1000 {
-                    // the calling thread works (alone on one item or with
-                    // one thread; on a thousand, before a woken worker could
-                    // have taken them all)
+                if n > 0 {
+                    // the calling thread works (alone, or with the pool)
                     assert!(seen.contains(&me), "{threads:?} {n}");
                 }
                 if threads == Some(1) {
