@@ -54,7 +54,7 @@ impl PieceTable {
     /// The hash of a key; the table uses its top bits.
     #[inline(always)]
     pub fn hash(key: &[u64; 2]) -> u64 {
-        (key[0].wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ key[1]).wrapping_mul(0xD6E8_FEB8_6659_FD93)
+        (key[0] ^ key[1].rotate_left(29)).wrapping_mul(0x9E37_79B9_7F4A_7C15)
     }
 
     #[inline(always)]
