@@ -313,8 +313,8 @@ pub enum Kind {
 pub struct Scanner {
     kind: Kind,
     t: &'static Tables,
-    /// `Window::at` may use AVX2 (the CPU has it)
-    avx2: bool,
+    /// the vector instructions `Window::at` uses (the CPU's best)
+    simd: window::Simd,
 }
 
 impl std::fmt::Debug for Scanner {
@@ -337,7 +337,7 @@ impl Scanner {
         Some(Scanner {
             kind,
             t: Tables::get(),
-            avx2: crate::has_avx2(),
+            simd: window::Simd::detect(),
         })
     }
 
@@ -350,7 +350,7 @@ impl Scanner {
         Scanner {
             kind: Kind::DeepSeek,
             t: Tables::get(),
-            avx2: false,
+            simd: window::Simd::Sse2,
         }
     }
 
@@ -483,7 +483,7 @@ impl Scanner {
         while i < b.len() {
             if bits == 0 && i + window::WIDTH <= b.len() && (word(i) | word(i + 8)) & HIGH == 0 {
                 base = i;
-                bits = starts(&Window::at(b, i, self.avx2)).0 & !1;
+                bits = starts(&Window::at(b, i, self.simd)).0 & !1;
             }
             if bits != 0 {
                 (i, bits) = run(ctx, i, base, bits);

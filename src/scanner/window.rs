@@ -18,6 +18,43 @@
 /// Bytes a window covers.
 pub(super) const WIDTH: usize = 64;
 
+/// The vector instructions `Window::at` uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Simd {
+    /// SSE2 (every x86-64 CPU), or plain code elsewhere
+    Sse2,
+    /// AVX2, 32 bytes at a time
+    Avx2,
+    /// AVX-512 with byte instructions (BW) and byte permutes (VBMI): the
+    /// 64 bytes in one register, each byte's classes from one table lookup
+    Avx512,
+}
+
+impl Simd {
+    /// The best this CPU has.
+    pub fn detect() -> Simd {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::is_x86_feature_detected!("avx512bw") && std::is_x86_feature_detected!("avx512vbmi") {
+                return Simd::Avx512;
+            }
+            if std::is_x86_feature_detected!("avx2") {
+                return Simd::Avx2;
+            }
+        }
+        Simd::Sse2
+    }
+
+    /// This and every weaker level (for tests: each must give the same masks).
+    #[cfg(test)]
+    pub fn and_below(self) -> Vec<Simd> {
+        [Simd::Sse2, Simd::Avx2, Simd::Avx512]
+            .into_iter()
+            .filter(|&s| s as u8 <= self as u8)
+            .collect()
+    }
+}
+
 /// Class masks of 64 bytes of text: bit `k` is the byte at the window's
 /// start plus `k`.
 #[derive(Clone, Copy, Default, Debug, PartialEq, Eq)]
@@ -49,23 +86,26 @@ pub(super) struct Window {
 }
 
 impl Window {
-    /// The masks of `b[p..p + WIDTH]` (which must be in `b`), with AVX2
-    /// when `avx2` (which the caller has checked the CPU has).
+    /// The masks of `b[p..p + WIDTH]` (which must be in `b`), with the
+    /// vector instructions `simd` names (which the caller has checked the
+    /// CPU has: `Simd::detect`).
     #[inline]
-    pub fn at(b: &[u8], p: usize, avx2: bool) -> Window {
+    pub fn at(b: &[u8], p: usize, simd: Simd) -> Window {
         let block: &[u8; WIDTH] = b[p..p + WIDTH].try_into().expect("a whole window");
         #[cfg(target_arch = "x86_64")]
         {
-            if avx2 {
-                // SAFETY: `avx2` is only set where the CPU has AVX2
-                unsafe { with_avx2(block) }
-            } else {
-                sse2(block)
+            match simd {
+                // SAFETY: `Simd::Avx512` only where the CPU has AVX-512
+                // BW and VBMI (`Simd::detect`)
+                Simd::Avx512 => unsafe { with_avx512(block) },
+                // SAFETY: `Simd::Avx2` only where the CPU has AVX2
+                Simd::Avx2 => unsafe { with_avx2(block) },
+                Simd::Sse2 => sse2(block),
             }
         }
         #[cfg(not(target_arch = "x86_64"))]
         {
-            let _ = avx2;
+            let _ = simd;
             Window::scalar(block)
         }
     }
@@ -188,6 +228,89 @@ unsafe fn with_avx2(block: &[u8; WIDTH]) -> Window {
         w.blank |= bits(blank) << sh;
         w.quote |= bits(eq(v, b'\'')) << sh;
     }
+    w.contractions(block);
+    w
+}
+
+/// Each ASCII byte's classes as bits of one byte (`with_avx512`'s table).
+const CLASS_LETTER: u8 = 1;
+const CLASS_UPPER: u8 = 2;
+const CLASS_DIGIT: u8 = 4;
+const CLASS_SPACE: u8 = 8;
+const CLASS_NEWLINE: u8 = 16;
+const CLASS_SLASH: u8 = 32;
+const CLASS_BLANK: u8 = 64;
+const CLASS_QUOTE: u8 = 128;
+
+/// The class bits of each ASCII byte (the same classes as `Window::scalar`).
+const CLASSES: [u8; 128] = {
+    let mut t = [0u8; 128];
+    let mut c = 0;
+    while c < 128 {
+        let b = c as u8;
+        let mut f = 0;
+        if b.is_ascii_alphabetic() {
+            f |= CLASS_LETTER;
+        }
+        if b.is_ascii_uppercase() {
+            f |= CLASS_UPPER;
+        }
+        if b.is_ascii_digit() {
+            f |= CLASS_DIGIT;
+        }
+        if matches!(b, b'\t' | b'\n' | 0x0B | 0x0C | b'\r' | b' ') {
+            f |= CLASS_SPACE;
+        }
+        if matches!(b, b'\r' | b'\n') {
+            f |= CLASS_NEWLINE;
+        }
+        if b == b'/' {
+            f |= CLASS_SLASH;
+        }
+        if b == b' ' {
+            f |= CLASS_BLANK;
+        }
+        if b == b'\'' {
+            f |= CLASS_QUOTE;
+        }
+        t[c] = f;
+        c += 1;
+    }
+    t
+};
+
+/// The masks with AVX-512: the 64 bytes in one register, their classes
+/// looked up in `CLASSES` by one two-table byte permute (its index is a
+/// byte's low seven bits: the bytes from 0x80 on, which are no ASCII
+/// class, are masked off by `ascii`), each mask one test.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
+unsafe fn with_avx512(block: &[u8; WIDTH]) -> Window {
+    use std::arch::x86_64::*;
+    // SAFETY: 64 bytes of `block`, and 2 x 64 of `CLASSES`
+    let (v, lo, hi) = unsafe {
+        (
+            _mm512_loadu_si512(block.as_ptr().cast()),
+            _mm512_loadu_si512(CLASSES.as_ptr().cast()),
+            _mm512_loadu_si512(CLASSES.as_ptr().add(64).cast()),
+        )
+    };
+    let classes = _mm512_permutex2var_epi8(lo, v, hi);
+    let ascii = !_mm512_movepi8_mask(v);
+    let has = |bit: u8| _mm512_mask_test_epi8_mask(ascii, classes, _mm512_set1_epi8(bit as i8));
+    let mut w = Window {
+        ascii,
+        letter: has(CLASS_LETTER),
+        upper: has(CLASS_UPPER),
+        digit: has(CLASS_DIGIT),
+        space: has(CLASS_SPACE),
+        newline: has(CLASS_NEWLINE),
+        slash: has(CLASS_SLASH),
+        blank: has(CLASS_BLANK),
+        quote: has(CLASS_QUOTE),
+        one: 0,
+        two: 0,
+    };
     w.contractions(block);
     w
 }
@@ -419,9 +542,8 @@ mod tests {
             for p in 0..text.len() - WIDTH {
                 let block: &[u8; WIDTH] = text[p..p + WIDTH].try_into().unwrap();
                 let want = Window::scalar(block);
-                assert_eq!(Window::at(&text, p, false), want, "at {p}");
-                if crate::has_avx2() {
-                    assert_eq!(Window::at(&text, p, true), want, "at {p}, AVX2");
+                for simd in Simd::detect().and_below() {
+                    assert_eq!(Window::at(&text, p, simd), want, "at {p}, {simd:?}");
                 }
             }
         }
@@ -574,8 +696,8 @@ mod tests {
                     if i + WIDTH > b.len() {
                         continue;
                     }
-                    for avx2 in [false, sc.avx2] {
-                        let w = Window::at(b, i, avx2);
+                    for simd in sc.simd.and_below() {
+                        let w = Window::at(b, i, simd);
                         let (bits, cut) = if max_digits == 0 {
                             o200k_starts(&w)
                         } else {
