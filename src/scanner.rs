@@ -296,6 +296,25 @@ fn utf8_len(c: u8) -> usize {
     }
 }
 
+/// How far ahead of a window the text is prefetched (bytes): the first
+/// load of a window waited for the text in about a third of its samples
+/// (the encoder's tables push it out of the second-level cache). Native
+/// A/B, cl100k code: 256 +1.6%, 1024 +3.8%, 2048 and 4096 as 1024.
+const PREFETCH_AHEAD: usize = 1024;
+
+/// Start loading the cache line of `b[i]` (nothing past the end).
+#[inline(always)]
+fn prefetch_text(b: &[u8], i: usize) {
+    #[cfg(target_arch = "x86_64")]
+    if i < b.len() {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        // SAFETY: a prefetch reads nothing; the address is inside `b`
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(b.as_ptr().add(i).cast::<i8>()) };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (b, i);
+}
+
 /// Which of the known patterns a scanner runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
@@ -482,6 +501,7 @@ impl Scanner {
         let (mut base, mut bits) = (0, 0u64);
         while i < b.len() {
             if bits == 0 && i + window::WIDTH <= b.len() && (word(i) | word(i + 8)) & HIGH == 0 {
+                prefetch_text(b, i + PREFETCH_AHEAD);
                 base = i;
                 bits = starts(&Window::at(b, i, self.simd)).0 & !1;
             }
