@@ -457,12 +457,60 @@ impl Scanner {
         run: &mut impl FnMut(&mut C, usize, usize, u64) -> (usize, u64),
         f: &mut impl FnMut(&mut C, usize, usize),
     ) {
+        #[cfg(target_arch = "x86_64")]
+        if self.simd == window::Simd::Avx512 {
+            // SAFETY: `Simd::Avx512` only where the CPU has those features
+            unsafe { self.o200k_loop_avx512(b, ctx, run, f) };
+            return;
+        }
+        self.windows(b, ctx, window::o200k_starts, |i| self.o200k(b, i), run, f);
+    }
+
+    /// `o200k_loop` compiled for AVX-512 (BW, VBMI): the window's masks
+    /// (`window::with_avx512`) inlined into the loop.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
+    unsafe fn o200k_loop_avx512<C>(
+        &self,
+        b: &[u8],
+        ctx: &mut C,
+        run: &mut impl FnMut(&mut C, usize, usize, u64) -> (usize, u64),
+        f: &mut impl FnMut(&mut C, usize, usize),
+    ) {
         self.windows(b, ctx, window::o200k_starts, |i| self.o200k(b, i), run, f);
     }
 
     /// The cl100k pieces of `b` (see `windows`).
     #[inline(never)]
     fn cl100k_loop<C>(
+        &self,
+        b: &[u8],
+        max_digits: usize,
+        ctx: &mut C,
+        run: &mut impl FnMut(&mut C, usize, usize, u64) -> (usize, u64),
+        f: &mut impl FnMut(&mut C, usize, usize),
+    ) {
+        #[cfg(target_arch = "x86_64")]
+        if self.simd == window::Simd::Avx512 {
+            // SAFETY: `Simd::Avx512` only where the CPU has those features
+            unsafe { self.cl100k_loop_avx512(b, max_digits, ctx, run, f) };
+            return;
+        }
+        self.windows(
+            b,
+            ctx,
+            |w| window::cl100k_starts(w, max_digits),
+            |i| self.cl100k(b, i, max_digits),
+            run,
+            f,
+        );
+    }
+
+    /// `cl100k_loop` compiled for AVX-512 (BW, VBMI): the window's masks
+    /// (`window::with_avx512`) inlined into the loop.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
+    unsafe fn cl100k_loop_avx512<C>(
         &self,
         b: &[u8],
         max_digits: usize,

@@ -89,7 +89,7 @@ impl Window {
     /// The masks of `b[p..p + WIDTH]` (which must be in `b`), with the
     /// vector instructions `simd` names (which the caller has checked the
     /// CPU has: `Simd::detect`).
-    #[inline]
+    #[inline(always)]
     pub fn at(b: &[u8], p: usize, simd: Simd) -> Window {
         let block: &[u8; WIDTH] = b[p..p + WIDTH].try_into().expect("a whole window");
         #[cfg(target_arch = "x86_64")]
