@@ -463,10 +463,7 @@ impl Scanner {
             unsafe { self.o200k_loop_avx512(b, ctx, run, f) };
             return;
         }
-        // (a closure, not the function: passed as a function item, the
-        // starts were a call out of the loop, through memory)
-        #[allow(clippy::redundant_closure)]
-        self.windows(b, ctx, |w| window::o200k_starts(w), |i| self.o200k(b, i), run, f);
+        self.o200k_windows(b, ctx, run, f);
     }
 
     /// `o200k_loop` compiled for AVX-512 (BW, VBMI): the window's masks
@@ -474,6 +471,18 @@ impl Scanner {
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
     unsafe fn o200k_loop_avx512<C>(
+        &self,
+        b: &[u8],
+        ctx: &mut C,
+        run: &mut impl FnMut(&mut C, usize, usize, u64) -> (usize, u64),
+        f: &mut impl FnMut(&mut C, usize, usize),
+    ) {
+        self.o200k_windows(b, ctx, run, f);
+    }
+
+    /// The body of both `o200k_loop`s.
+    #[inline(always)]
+    fn o200k_windows<C>(
         &self,
         b: &[u8],
         ctx: &mut C,
@@ -502,14 +511,7 @@ impl Scanner {
             unsafe { self.cl100k_loop_avx512(b, max_digits, ctx, run, f) };
             return;
         }
-        self.windows(
-            b,
-            ctx,
-            |w| window::cl100k_starts(w, max_digits),
-            |i| self.cl100k(b, i, max_digits),
-            run,
-            f,
-        );
+        self.cl100k_windows(b, max_digits, ctx, run, f);
     }
 
     /// `cl100k_loop` compiled for AVX-512 (BW, VBMI): the window's masks
@@ -517,6 +519,19 @@ impl Scanner {
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
     unsafe fn cl100k_loop_avx512<C>(
+        &self,
+        b: &[u8],
+        max_digits: usize,
+        ctx: &mut C,
+        run: &mut impl FnMut(&mut C, usize, usize, u64) -> (usize, u64),
+        f: &mut impl FnMut(&mut C, usize, usize),
+    ) {
+        self.cl100k_windows(b, max_digits, ctx, run, f);
+    }
+
+    /// The body of both `cl100k_loop`s.
+    #[inline(always)]
+    fn cl100k_windows<C>(
         &self,
         b: &[u8],
         max_digits: usize,
