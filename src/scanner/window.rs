@@ -122,15 +122,18 @@ impl Window {
                     *m |= bit;
                 }
             };
+            // (the classes of `CLASSES`, which `ascii_classes_are_the_tables`
+            // checks against the scanner's tables; none from 0x80 on)
+            let f = if c < 0x80 { CLASSES[c as usize] } else { 0 };
             set(&mut w.ascii, c < 0x80);
-            set(&mut w.letter, c.is_ascii_alphabetic());
-            set(&mut w.upper, c.is_ascii_uppercase());
-            set(&mut w.digit, c.is_ascii_digit());
-            set(&mut w.space, matches!(c, b'\t' | b'\n' | 0x0B | 0x0C | b'\r' | b' '));
-            set(&mut w.newline, matches!(c, b'\r' | b'\n'));
-            set(&mut w.slash, c == b'/');
-            set(&mut w.blank, c == b' ');
-            set(&mut w.quote, c == b'\'');
+            set(&mut w.letter, f & CLASS_LETTER != 0);
+            set(&mut w.upper, f & CLASS_UPPER != 0);
+            set(&mut w.digit, f & CLASS_DIGIT != 0);
+            set(&mut w.space, f & CLASS_SPACE != 0);
+            set(&mut w.newline, f & CLASS_NEWLINE != 0);
+            set(&mut w.slash, f & CLASS_SLASH != 0);
+            set(&mut w.blank, f & CLASS_BLANK != 0);
+            set(&mut w.quote, f & CLASS_QUOTE != 0);
             let next = |j: usize| block.get(k + j).map(u8::to_ascii_lowercase);
             let (a, b) = (next(1), next(2));
             set(&mut w.one, c == b'\'' && matches!(a, Some(b's' | b'd' | b'm' | b't')));
@@ -232,7 +235,7 @@ unsafe fn with_avx2(block: &[u8; WIDTH]) -> Window {
     w
 }
 
-/// Each ASCII byte's classes as bits of one byte (`with_avx512`'s table).
+/// Each ASCII byte's classes as bits of one byte (`CLASSES`).
 const CLASS_LETTER: u8 = 1;
 const CLASS_UPPER: u8 = 2;
 const CLASS_DIGIT: u8 = 4;
@@ -242,7 +245,9 @@ const CLASS_SLASH: u8 = 32;
 const CLASS_BLANK: u8 = 64;
 const CLASS_QUOTE: u8 = 128;
 
-/// The class bits of each ASCII byte (the same classes as `Window::scalar`).
+/// The class bits of each ASCII byte: the classes of `Window::scalar`
+/// (the reference the vector versions are tested against) and the table
+/// `with_avx512` looks them up in.
 const CLASSES: [u8; 128] = {
     let mut t = [0u8; 128];
     let mut c = 0;
@@ -524,6 +529,8 @@ mod tests {
                 assert_eq!(at(w.space), f & S != 0, "{c:#x}");
                 assert_eq!(at(w.newline), f & NL != 0, "{c:#x}");
                 assert_eq!(at(w.slash), c == b'/');
+                assert_eq!(at(w.blank), c == b' ');
+                assert_eq!(at(w.quote), c == b'\'');
                 // (the punctuation the starts take)
                 let punct = w.ascii & !(w.letter | w.digit | w.space);
                 assert_eq!(at(punct), super::super::is_punct(f), "{c:#x}");

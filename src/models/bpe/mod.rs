@@ -811,7 +811,7 @@ impl Bpe {
             .as_ref()
     }
 
-    /// Encode every piece a scanner cuts from `text`, appending ids only.    /// Encode every piece a scanner cuts from `text`, appending ids only.
+    /// Encode every piece a scanner cuts from `text`, appending ids only.
     /// The same ids as `encode_piece` on each piece.
     pub fn encode_scanned(&self, scanner: &crate::scanner::Scanner, text: &str, out: &mut Vec<u32>) {
         if self.dropout.is_some_and(|d| d > 0.0) {
