@@ -469,7 +469,7 @@ impl Scanner {
     /// `o200k_loop` compiled for AVX-512 (BW, VBMI): the window's masks
     /// (`window::with_avx512`) inlined into the loop.
     #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
+    #[target_feature(enable = "avx512f,avx512bw,avx512vbmi,bmi1,bmi2,lzcnt,popcnt")]
     unsafe fn o200k_loop_avx512<C>(
         &self,
         b: &[u8],
@@ -517,7 +517,7 @@ impl Scanner {
     /// `cl100k_loop` compiled for AVX-512 (BW, VBMI): the window's masks
     /// (`window::with_avx512`) inlined into the loop.
     #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
+    #[target_feature(enable = "avx512f,avx512bw,avx512vbmi,bmi1,bmi2,lzcnt,popcnt")]
     unsafe fn cl100k_loop_avx512<C>(
         &self,
         b: &[u8],

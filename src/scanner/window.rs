@@ -35,7 +35,13 @@ impl Simd {
     pub fn detect() -> Simd {
         #[cfg(target_arch = "x86_64")]
         {
-            if std::is_x86_feature_detected!("avx512bw") && std::is_x86_feature_detected!("avx512vbmi") {
+            if std::is_x86_feature_detected!("avx512bw")
+                && std::is_x86_feature_detected!("avx512vbmi")
+                && std::is_x86_feature_detected!("bmi1")
+                && std::is_x86_feature_detected!("bmi2")
+                && std::is_x86_feature_detected!("lzcnt")
+                && std::is_x86_feature_detected!("popcnt")
+            {
                 return Simd::Avx512;
             }
             if std::is_x86_feature_detected!("avx2") {
@@ -289,7 +295,7 @@ const CLASSES: [u8; 128] = {
 /// byte's low seven bits: the bytes from 0x80 on, which are no ASCII
 /// class, are masked off by `ascii`), each mask one test.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512bw,avx512vbmi")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vbmi,bmi1,bmi2,lzcnt,popcnt")]
 unsafe fn with_avx512(block: &[u8; WIDTH]) -> Window {
     use std::arch::x86_64::*;
     // SAFETY: 64 bytes of `block`, and 2 x 64 of `CLASSES`

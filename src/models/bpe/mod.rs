@@ -118,11 +118,18 @@ struct LocalCache {
     busy: bool,
 }
 
-/// `Slot::n` of a hot slot whose piece waits in `Work::merging` (at index
-/// `ids[0]`) to be merged in the next `flush`: a later instance of the
-/// piece shares that merge. (A cached piece has at most `SLOT_IDS` tokens;
-/// it may have none, where a model drops bytes it has no token for.)
-const PENDING: u32 = u32::MAX;
+/// Set in the key of a hot slot whose piece waits in `Work::merging` (at
+/// index `ids[0]`) to be merged in the next `flush`: a later instance of
+/// the piece shares that merge. No piece's key has it (its top byte is the
+/// length, at most `SHORT_MAX`), so the scanner's loop, which compares
+/// keys only, never takes such a slot for the piece's tokens.
+const PENDING: u64 = 1 << 63;
+
+/// The key a hot slot has while its piece waits to be merged (`PENDING`).
+#[inline(always)]
+fn pending_key([lo, hi]: [u64; 2]) -> [u64; 2] {
+    [lo, hi | PENDING]
+}
 
 /// A thread's tokens of long pieces (`look_up_long`): piece ->
 /// `ids[start..][..len]`. A piece is kept the second time it is merged
@@ -908,8 +915,7 @@ impl Bpe {
                     let w = unsafe { bytes.as_ptr().add(i).cast::<[u64; 2]>().read_unaligned() };
                     let key = masked_key(w.map(u64::from_le), len);
                     let slot = &hot[hot_index(PieceTable::hash(&key))];
-                    // (`PENDING` is more)
-                    if slot.key != key || slot.n > SLOT_IDS as u32 {
+                    if slot.key != key {
                         break;
                     }
                     // SAFETY: room for `SLOT_IDS` ids a piece of the window
@@ -936,12 +942,11 @@ impl Bpe {
                             out.push(slot.ids[0]);
                             return;
                         }
-                        if slot.n != PENDING {
-                            push_ids(out, &slot.ids, slot.n as usize);
-                            return;
-                        }
-                        // (waiting to be merged: `look_up` sees to it)
+                        push_ids(out, &slot.ids, slot.n as usize);
+                        return;
                     }
+                    // (a piece waiting to be merged, `PENDING`: `look_up`
+                    // sees to it)
                     if self.ignore_merges {
                         self.short.prefetch(h);
                     }
@@ -1056,16 +1061,16 @@ impl Bpe {
             // (the same piece earlier in the chunk may have filled it)
             let slot = local.hot[hot];
             if slot.key == key {
-                if slot.n == PENDING {
-                    // merged once for both
-                    work.marks.push(Mark {
-                        at: p.at,
-                        start: slot.ids[0],
-                        len: MERGE,
-                    });
-                } else {
-                    work.place(out, p.at, &slot.ids[..slot.n as usize]);
-                }
+                work.place(out, p.at, &slot.ids[..slot.n as usize]);
+                continue;
+            }
+            if slot.key == pending_key(key) {
+                // merged once for both
+                work.marks.push(Mark {
+                    at: p.at,
+                    start: slot.ids[0],
+                    len: MERGE,
+                });
                 continue;
             }
             // Short pieces for the backtracking encoder are not cached: in
@@ -1120,9 +1125,9 @@ impl Bpe {
                 });
                 work.merging.push(*p);
                 local.hot[hot] = Slot {
-                    key,
+                    key: pending_key(key),
                     ids: [at, 0, 0],
-                    n: PENDING,
+                    n: 0,
                 };
                 continue;
             }
@@ -1227,7 +1232,7 @@ impl Bpe {
                 let hot = &mut local.hot[hot_index(p.h)];
                 if tokens.len() <= SLOT_IDS {
                     *hot = Slot::new(p.key, tokens);
-                } else if hot.key == p.key {
+                } else if hot.key == pending_key(p.key) {
                     // (its `PENDING` slot: the table has it)
                     *hot = Slot::default();
                 }
@@ -2027,9 +2032,9 @@ mod tests {
                     let key = short_key(piece.as_bytes());
                     let h = PieceTable::hash(&key);
                     cache.hot[hot_index(h)] = Slot {
-                        key,
+                        key: pending_key(key),
                         ids: [7, 0, 0],
-                        n: PENDING,
+                        n: 0,
                     };
                 }
             }
