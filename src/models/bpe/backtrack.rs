@@ -586,10 +586,8 @@ impl Backtrack {
     /// token there) and that lookup is skipped.
     #[inline]
     fn compatible(&self, merges: &impl PairLookup, a: u32, b: u32, a_longest: bool, work: &mut usize) -> bool {
-        let key = ((a as u64) << ID_BITS) | b as u64;
-        let (lo, hi) = (key & ((1 << MEMO_BITS) - 1), key >> MEMO_BITS);
-        let mix = hi.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - MEMO_BITS);
-        let slot = &self.memo[(lo ^ mix) as usize];
+        let (at, hi) = Self::memo_at(a, b);
+        let slot = &self.memo[at];
         let seen = slot.load(Ordering::Relaxed);
         if seen >> 2 == hi as u32 && seen & 2 != 0 {
             return seen & 1 != 0;
@@ -597,6 +595,15 @@ impl Backtrack {
         let ok = self.compatible_slow(merges, a, b, a_longest, work);
         slot.store(((hi as u32) << 2) | 2 | ok as u32, Ordering::Relaxed);
         ok
+    }
+
+    /// Where the memo keeps the pair `a`, `b`, and the high part of its key.
+    #[inline(always)]
+    fn memo_at(a: u32, b: u32) -> (usize, u64) {
+        let key = ((a as u64) << ID_BITS) | b as u64;
+        let (lo, hi) = (key & ((1 << MEMO_BITS) - 1), key >> MEMO_BITS);
+        let mix = hi.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - MEMO_BITS);
+        ((lo ^ mix) as usize, hi)
     }
 
     /// Undo the merges at the boundary of `a` and `b`, the later one first
@@ -663,13 +670,27 @@ impl Backtrack {
         let budget = WORK_PER_BYTE * piece.len() + WORK_BASE;
         let mut work = 0;
         let start = out.len();
-        // Most pieces: the longest token every time, each compatible.
+        // Most pieces: the longest token every time, each compatible with
+        // the one before. The longest tokens first, all of them (they do
+        // not depend on the checks), the memo's entries for their pairs
+        // loading meanwhile; then the checks, in order. (Checked as each
+        // token was found, a piece waited for the memo at every token.)
         let mut pos = 0;
-        let mut last = NONE;
         while pos < piece.len() {
             let (t, l) = self.trie.longest(&piece[pos..]);
-            // (`last` was the longest token at its place)
-            if t == NONE || (last != NONE && !self.compatible(merges, last, t, true, &mut work)) {
+            if t == NONE {
+                out.truncate(start);
+                return self.encode_backtracking(merges, piece, out, work, budget);
+            }
+            if let Some(&(last, _)) = out[start..].last() {
+                super::table::prefetch(&self.memo[Self::memo_at(last, t).0]);
+            }
+            out.push((t, l as u32));
+            pos += l;
+        }
+        for k in start + 1..out.len() {
+            // (the token before was the longest at its place)
+            if !self.compatible(merges, out[k - 1].0, out[k].0, true, &mut work) {
                 out.truncate(start);
                 return work <= budget && self.encode_backtracking(merges, piece, out, work, budget);
             }
@@ -677,9 +698,6 @@ impl Backtrack {
                 out.truncate(start);
                 return false;
             }
-            out.push((t, l as u32));
-            pos += l;
-            last = t;
         }
         true
     }
