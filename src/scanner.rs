@@ -466,7 +466,7 @@ impl Scanner {
         self.o200k_windows(b, ctx, run, f);
     }
 
-    /// `o200k_loop` compiled for AVX-512 (BW, VBMI): the window's masks
+    /// `o200k_loop` compiled for AVX-512 (BW, VBMI) and BMI1/BMI2: the window's masks
     /// (`window::with_avx512`) inlined into the loop.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx512f,avx512bw,avx512vbmi,bmi1,bmi2,lzcnt,popcnt")]
@@ -514,7 +514,7 @@ impl Scanner {
         self.cl100k_windows(b, max_digits, ctx, run, f);
     }
 
-    /// `cl100k_loop` compiled for AVX-512 (BW, VBMI): the window's masks
+    /// `cl100k_loop` compiled for AVX-512 (BW, VBMI) and BMI1/BMI2: the window's masks
     /// (`window::with_avx512`) inlined into the loop.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx512f,avx512bw,avx512vbmi,bmi1,bmi2,lzcnt,popcnt")]

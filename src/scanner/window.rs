@@ -27,6 +27,7 @@ pub(crate) enum Simd {
     Avx2,
     /// AVX-512 with byte instructions (BW) and byte permutes (VBMI): the
     /// 64 bytes in one register, each byte's classes from one table lookup
+    /// (and BMI1/BMI2, which every such CPU has, for the loops around it)
     Avx512,
 }
 
@@ -102,7 +103,7 @@ impl Window {
         {
             match simd {
                 // SAFETY: `Simd::Avx512` only where the CPU has AVX-512
-                // BW and VBMI (`Simd::detect`)
+                // BW and VBMI, and BMI1/BMI2 (`Simd::detect`)
                 Simd::Avx512 => unsafe { with_avx512(block) },
                 // SAFETY: `Simd::Avx2` only where the CPU has AVX2
                 Simd::Avx2 => unsafe { with_avx2(block) },
