@@ -680,7 +680,14 @@ impl Backtrack {
             let (t, l) = self.trie.longest(&piece[pos..]);
             if t == NONE {
                 out.truncate(start);
-                return self.encode_backtracking(merges, piece, out, work, budget);
+                return self.encode_backtracking(
+                    merges,
+                    piece,
+                    out,
+                    (start, 0, self.trie.longest(piece).0),
+                    work,
+                    budget,
+                );
             }
             if let Some(&(last, _)) = out[start..].last() {
                 super::table::prefetch(&self.memo[Self::memo_at(last, t).0]);
@@ -691,8 +698,17 @@ impl Backtrack {
         for k in start + 1..out.len() {
             // (the token before was the longest at its place)
             if !self.compatible(merges, out[k - 1].0, out[k].0, true, &mut work) {
-                out.truncate(start);
-                return work <= budget && self.encode_backtracking(merges, piece, out, work, budget);
+                // The tokens before are where backtracking from the start
+                // would be by now (each the longest at its place and
+                // compatible with the one before): it goes on from there.
+                let pos = out[start..k].iter().map(|&(_, l)| l as usize).sum();
+                let next = out[k].0;
+                out.truncate(k);
+                if work > budget {
+                    out.truncate(start);
+                    return false;
+                }
+                return self.encode_backtracking(merges, piece, out, (start, pos, next), work, budget);
             }
             if work > budget {
                 out.truncate(start);
@@ -702,21 +718,29 @@ impl Backtrack {
         true
     }
 
+    /// Backtracking from `pos`, where the piece's tokens from `start` on in
+    /// `out` end and the token `next` (the longest there) is to be tried.
     fn encode_backtracking(
         &self,
         merges: &impl PairLookup,
         piece: &[u8],
         out: &mut Vec<(u32, u32)>,
+        (start, mut pos, mut next): (usize, usize, u32),
         mut work: usize,
         budget: usize,
     ) -> bool {
-        let start = out.len();
         let n = piece.len();
         // positions from which the rest of the piece can still be encoded
-        let mut open = vec![u64::MAX; n / 64 + 1];
+        // (on the stack for pieces up to 256 bytes)
+        let mut short = [u64::MAX; 4];
+        let mut long = Vec::new();
+        let open: &mut [u64] = if n / 64 < short.len() {
+            &mut short
+        } else {
+            long.resize(n / 64 + 1, u64::MAX);
+            &mut long
+        };
         let is_open = |open: &[u64], p: usize| open[p / 64] >> (p % 64) & 1 != 0;
-        let mut pos = 0;
-        let mut next = self.trie.longest(piece).0;
         while next != NONE {
             let mut token = next;
             let last = if out.len() > start { out[out.len() - 1].0 } else { NONE };
@@ -727,7 +751,7 @@ impl Backtrack {
                     out.truncate(start);
                     return false;
                 }
-                if is_open(&open, end) && (last == NONE || self.compatible(merges, last, token, false, &mut work)) {
+                if is_open(open, end) && (last == NONE || self.compatible(merges, last, token, false, &mut work)) {
                     out.push((token, (end - pos) as u32));
                     pos = end;
                     next = if pos < n {
@@ -825,6 +849,58 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn long_pieces_agree_with_merging_or_are_left_to_it() {
+        // pieces past 256 bytes (the positions left open no longer fit on
+        // the stack), over few letters so that checks fail and the encoder
+        // backtracks, from where the longest tokens stopped fitting
+        let (vocab_r, byte_ids, merges) =
+            model(&["ab", "bc", "abc", "ca", "cab", "aa", "aaa", "bcab", "cc", "ccc", "bca"]);
+        let bt = Backtrack::new(&vocab_r, &byte_ids, &merges).expect("a rank model");
+        let mut x = 99u64;
+        let (mut encoded, mut backtracked, mut long) = (0, 0, 0);
+        for round in 0..400 {
+            let len = if round % 2 == 0 {
+                1 + round % 250
+            } else {
+                250 + round * 3
+            };
+            let piece: Vec<u8> = (0..len)
+                .map(|_| {
+                    x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                    b"abc"[(x >> 33) as usize % 3]
+                })
+                .collect();
+            let mut got = vec![(7, 7)];
+            let ok = bt.encode(&merges, &piece, &mut got);
+            if !ok {
+                // (given up: `out` as it was, for the caller to merge)
+                assert_eq!(got, [(7, 7)]);
+                continue;
+            }
+            encoded += 1;
+            long += usize::from(len > 256);
+            assert_eq!(got[0], (7, 7));
+            let want = reference(&piece, &byte_ids, &merges);
+            assert_eq!(got[1..], want[..], "{:?}", String::from_utf8_lossy(&piece));
+            // (whether the longest tokens alone would have done)
+            let mut greedy = Vec::new();
+            let mut pos = 0;
+            while pos < piece.len() {
+                let (t, l) = bt.trie.longest(&piece[pos..]);
+                greedy.push((t, l as u32));
+                pos += l;
+            }
+            if greedy != want {
+                backtracked += 1;
+            }
+        }
+        assert!(
+            encoded > 300 && backtracked > 200 && long > 100,
+            "{encoded} encoded ({long} long), {backtracked} backtracked"
+        );
     }
 
     /// Random tokens of up to `most` characters of `chars`, cut anywhere
