@@ -697,22 +697,19 @@ impl Backtrack {
         }
         for k in start + 1..out.len() {
             // (the token before was the longest at its place)
-            if !self.compatible(merges, out[k - 1].0, out[k].0, true, &mut work) {
+            let fits = self.compatible(merges, out[k - 1].0, out[k].0, true, &mut work);
+            if work > budget {
+                out.truncate(start);
+                return false;
+            }
+            if !fits {
                 // The tokens before are where backtracking from the start
                 // would be by now (each the longest at its place and
                 // compatible with the one before): it goes on from there.
                 let pos = out[start..k].iter().map(|&(_, l)| l as usize).sum();
                 let next = out[k].0;
                 out.truncate(k);
-                if work > budget {
-                    out.truncate(start);
-                    return false;
-                }
                 return self.encode_backtracking(merges, piece, out, (start, pos, next), work, budget);
-            }
-            if work > budget {
-                out.truncate(start);
-                return false;
             }
         }
         true
