@@ -913,7 +913,7 @@ impl Bpe {
                 if base + crate::scanner::WINDOW_BYTES + 16 > bytes.len() {
                     return (i, bits);
                 }
-                out.reserve(SLOT_IDS * crate::scanner::WINDOW_BYTES);
+                out.reserve((SLOT_IDS + 1) * crate::scanner::WINDOW_BYTES);
                 let (dst, mut k) = (out.as_mut_ptr(), out.len());
                 // (the array, not its box: its address stays in a register)
                 let hot: &[Slot; 1 << HOT_BITS] = &local.hot;
@@ -931,9 +931,14 @@ impl Bpe {
                     if slot.key != key {
                         break;
                     }
-                    // SAFETY: room for `SLOT_IDS` ids a piece of the window
-                    // was reserved; all three are written, `n` kept
-                    unsafe { std::ptr::copy_nonoverlapping(slot.ids.as_ptr(), dst.add(k), SLOT_IDS) };
+                    // SAFETY: room for `SLOT_IDS + 1` ids a piece of the
+                    // window was reserved; the slot's last 16 bytes (its
+                    // three ids and `n`, `repr(C)`) are written in one
+                    // piece, `n` of them kept
+                    unsafe {
+                        let ids = (slot as *const Slot).cast::<u8>().add(16).cast::<[u32; 4]>();
+                        dst.add(k).cast::<[u32; 4]>().write_unaligned(ids.read());
+                    };
                     k += slot.n as usize;
                     bits &= bits - 1;
                     i = e;

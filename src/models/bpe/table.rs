@@ -19,13 +19,16 @@ impl Slot {
     /// A slot holding `ids` (at most `SLOT_IDS`) for `key`.
     #[inline]
     pub fn new(key: [u64; 2], ids: &[u32]) -> Self {
-        let mut slot = Slot {
+        debug_assert!(ids.len() <= SLOT_IDS);
+        // (id by id: a copy of a slice of unknown length is a call to
+        // `memcpy`, whose narrow stores the slot's wide load then waits
+        // for; after a merge, each piece's slot was made so)
+        let id = |k: usize| ids.get(k).copied().unwrap_or(0);
+        Slot {
             key,
+            ids: [id(0), id(1), id(2)],
             n: ids.len() as u32,
-            ..Slot::default()
-        };
-        slot.ids[..ids.len()].copy_from_slice(ids);
-        slot
+        }
     }
 }
 
