@@ -1316,25 +1316,56 @@ impl Bpe {
                 }
             }
         }
-        // `out` from the first mark on, each mark replaced
+        // `out` from the first mark on, each mark replaced. Copied eight ids
+        // at a time, each copy free to write up to 31 ids past its end (the
+        // next copy writes over them): a `memcpy` call for each of hundreds
+        // of short stretches cost more than the copying. The tail and
+        // `extra` get eight ids of padding, so that a copy's last eight
+        // ids are read from the vector.
         let first = work.marks[0].at;
         work.tail.clear();
         work.tail.extend_from_slice(&out[first..]);
+        let kept = work.tail.len();
+        work.tail.extend_from_slice(&[0; 8]);
+        work.extra.extend_from_slice(&[0; 8]);
+        let most = kept + work.extra.len() + work.marks.len() * (merge::WIDE_MAX + 1) + 32;
         out.truncate(first);
+        out.reserve(most);
+        let dst = out.as_mut_ptr();
+        let mut k = first;
+        // SAFETY (both): `src` has 8 ids readable past `len` (the padding,
+        // or the rest of its array); `dst` has room for `most` ids past
+        // `first`, more than all ids written plus 32.
+        let copy = |k: &mut usize, src: *const u32, len: usize| unsafe {
+            let mut j = 0;
+            while j < len {
+                dst.add(*k + j)
+                    .cast::<[u32; 8]>()
+                    .write_unaligned(src.add(j).cast::<[u32; 8]>().read_unaligned());
+                j += 8;
+            }
+            *k += len;
+        };
         let mut from = 0;
         for m in &work.marks {
-            out.extend_from_slice(&work.tail[from..m.at - first]);
+            copy(&mut k, work.tail[from..].as_ptr(), m.at - first - from);
             let (start, len) = (m.start as usize, m.len as usize);
             if m.len == MERGE {
-                push_ids(out, &work.merged[start], work.counts[start] as usize);
+                copy(&mut k, work.merged[start].as_ptr(), work.counts[start] as usize);
             } else if m.len == MERGE_WIDE {
-                push_ids(out, &work.merged_wide[start], work.counts_wide[start] as usize);
+                copy(
+                    &mut k,
+                    work.merged_wide[start].as_ptr(),
+                    work.counts_wide[start] as usize,
+                );
             } else {
-                out.extend_from_slice(&work.extra[start..start + len]);
+                copy(&mut k, work.extra[start..].as_ptr(), len);
             }
             from = m.at - first + 1;
         }
-        out.extend_from_slice(&work.tail[from..]);
+        copy(&mut k, work.tail[from..].as_ptr(), kept - from);
+        // SAFETY: every id up to `k` was written just above
+        unsafe { out.set_len(k) };
         work.marks.clear();
         work.extra.clear();
         work.merging.clear();
