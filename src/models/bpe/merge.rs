@@ -825,6 +825,62 @@ impl RankVec<32> for Ranks32 {
     }
 }
 
+/// `RankVec` of a wide lane (32 ranks) in two AVX-512 registers: a rank
+/// set with masked moves, the lowest found by one reduction. Only made
+/// inside `merge_bytes_many_wide_avx512`, which runs where AVX-512F is.
+#[cfg(target_arch = "x86_64")]
+#[derive(Clone, Copy)]
+struct Ranks32x2 {
+    v: [std::arch::x86_64::__m512i; 2],
+}
+
+#[cfg(target_arch = "x86_64")]
+impl RankVec<32> for Ranks32x2 {
+    #[inline(always)]
+    fn load(rank: &[i32; 32]) -> Self {
+        use std::arch::x86_64::*;
+        // SAFETY: made only where AVX-512F is (see the type); the loads
+        // read the 128 bytes of `rank`.
+        unsafe {
+            Ranks32x2 {
+                v: [
+                    _mm512_loadu_si512(rank.as_ptr().cast()),
+                    _mm512_loadu_si512(rank.as_ptr().add(16).cast()),
+                ],
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn with(self, i: usize, rank: i32) -> Self {
+        use std::arch::x86_64::*;
+        // SAFETY: made only where AVX-512F is (see the type).
+        unsafe {
+            let bit = 1u32 << (i & 31);
+            let r = _mm512_set1_epi32(rank);
+            Ranks32x2 {
+                v: [
+                    _mm512_mask_mov_epi32(self.v[0], bit as u16, r),
+                    _mm512_mask_mov_epi32(self.v[1], (bit >> 16) as u16, r),
+                ],
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn lowest(self) -> (i32, u32) {
+        use std::arch::x86_64::*;
+        // SAFETY: made only where AVX-512F is (see the type).
+        unsafe {
+            let m = _mm512_reduce_min_epi32(_mm512_min_epi32(self.v[0], self.v[1]));
+            let b = _mm512_set1_epi32(m);
+            let lo = _mm512_cmpeq_epi32_mask(self.v[0], b) as u32;
+            let hi = _mm512_cmpeq_epi32_mask(self.v[1], b) as u32;
+            (m, lo | (hi << 16))
+        }
+    }
+}
+
 /// `RankVec` as a plain array, for any width (the reference the vector
 /// versions are tested against).
 #[cfg(test)]
@@ -909,12 +965,34 @@ pub fn merge_bytes_many_wide<'a>(
 ) -> bool {
     #[cfg(target_arch = "x86_64")]
     if crate::has_avx2() {
+        if std::is_x86_feature_detected!("avx512f") {
+            // SAFETY: AVX-512F and AVX2 are there.
+            unsafe { merge_bytes_many_wide_avx512(count, piece, byte_ids, table, merges, ids, counts, whole_absent) };
+            return true;
+        }
         // SAFETY: AVX2 is there.
         unsafe { merge_bytes_many_wide_avx2(count, piece, byte_ids, table, merges, ids, counts, whole_absent) };
         return true;
     }
     let _ = (count, piece, byte_ids, table, merges, ids, counts, whole_absent);
     false
+}
+
+/// `merge_bytes_many_wide` compiled for AVX-512F, the ranks in two registers.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,avx512f")]
+#[allow(clippy::too_many_arguments)]
+unsafe fn merge_bytes_many_wide_avx512<'a>(
+    count: usize,
+    piece: impl Fn(usize) -> &'a [u8],
+    byte_ids: &[u32; 256],
+    table: &[(i32, u32)],
+    merges: &impl PairLookup,
+    ids: &mut [[u32; WIDE_MAX + 1]],
+    counts: &mut [u8],
+    whole_absent: bool,
+) {
+    merge_bytes_many_with::<32, Ranks32x2>(count, piece, byte_ids, table, merges, ids, counts, whole_absent);
 }
 
 /// Whether `merge_bytes_many_wide` works on this CPU.
@@ -1463,6 +1541,13 @@ mod tests {
         } else {
             eprintln!("no AVX2 on this machine: its rank vectors not tested");
         }
+        #[cfg(target_arch = "x86_64")]
+        if std::is_x86_feature_detected!("avx512f") {
+            // SAFETY: AVX-512F is there.
+            unsafe { avx512_rank_vec() };
+        } else {
+            eprintln!("no AVX-512F on this machine: its rank vector not tested");
+        }
     }
 
     #[cfg(target_arch = "x86_64")]
@@ -1470,6 +1555,12 @@ mod tests {
     unsafe fn avx2_rank_vec() {
         rank_vec_like_an_array::<16, Ranks8>();
         rank_vec_like_an_array::<32, Ranks32>();
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn avx512_rank_vec() {
+        rank_vec_like_an_array::<32, Ranks32x2>();
     }
 
     #[test]
