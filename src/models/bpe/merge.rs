@@ -932,23 +932,6 @@ pub fn merge_bytes_many<'a>(
     merge_bytes_many_with::<16, Ranks>(count, piece, byte_ids, table, merges, ids, counts, whole_absent);
 }
 
-/// `merge_bytes_many` compiled for AVX2.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-#[allow(clippy::too_many_arguments)]
-unsafe fn merge_bytes_many_avx2<'a>(
-    count: usize,
-    piece: impl Fn(usize) -> &'a [u8],
-    byte_ids: &[u32; 256],
-    table: &[(i32, u32)],
-    merges: &impl PairLookup,
-    ids: &mut [[u32; MANY_MAX + 1]],
-    counts: &mut [u8],
-    whole_absent: bool,
-) {
-    merge_bytes_many_with::<16, Ranks8>(count, piece, byte_ids, table, merges, ids, counts, whole_absent);
-}
-
 /// `merge_bytes_many` for pieces of up to `WIDE_MAX` bytes (the lanes twice
 /// as wide), where the CPU has AVX2; false (and nothing done) elsewhere:
 /// the caller then merges the pieces one by one.
@@ -978,43 +961,41 @@ pub fn merge_bytes_many_wide<'a>(
     false
 }
 
-/// `merge_bytes_many_wide` compiled for AVX-512F, the ranks in two registers.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,avx512f")]
-#[allow(clippy::too_many_arguments)]
-unsafe fn merge_bytes_many_wide_avx512<'a>(
-    count: usize,
-    piece: impl Fn(usize) -> &'a [u8],
-    byte_ids: &[u32; 256],
-    table: &[(i32, u32)],
-    merges: &impl PairLookup,
-    ids: &mut [[u32; WIDE_MAX + 1]],
-    counts: &mut [u8],
-    whole_absent: bool,
-) {
-    merge_bytes_many_with::<32, Ranks32x2>(count, piece, byte_ids, table, merges, ids, counts, whole_absent);
+/// `merge_bytes_many_with` compiled for a set of CPU features, lanes of
+/// `W` ranks in `R`: the versions the dispatchers above choose from.
+macro_rules! lanes_compiled_for {
+    ($(#[$doc:meta] $name:ident: $features:literal, $w:literal, $r:ty;)*) => {$(
+        #[$doc]
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = $features)]
+        #[allow(clippy::too_many_arguments)]
+        unsafe fn $name<'a>(
+            count: usize,
+            piece: impl Fn(usize) -> &'a [u8],
+            byte_ids: &[u32; 256],
+            table: &[(i32, u32)],
+            merges: &impl PairLookup,
+            ids: &mut [[u32; $w]],
+            counts: &mut [u8],
+            whole_absent: bool,
+        ) {
+            merge_bytes_many_with::<$w, $r>(count, piece, byte_ids, table, merges, ids, counts, whole_absent);
+        }
+    )*};
+}
+
+lanes_compiled_for! {
+    /// `merge_bytes_many` compiled for AVX2.
+    merge_bytes_many_avx2: "avx2", 16, Ranks8;
+    /// `merge_bytes_many_wide` compiled for AVX2.
+    merge_bytes_many_wide_avx2: "avx2", 32, Ranks32;
+    /// `merge_bytes_many_wide` compiled for AVX-512F, the ranks in two registers.
+    merge_bytes_many_wide_avx512: "avx2,avx512f", 32, Ranks32x2;
 }
 
 /// Whether `merge_bytes_many_wide` works on this CPU.
 pub fn wide_lanes() -> bool {
     crate::has_avx2()
-}
-
-/// `merge_bytes_many_wide` compiled for AVX2.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-#[allow(clippy::too_many_arguments)]
-unsafe fn merge_bytes_many_wide_avx2<'a>(
-    count: usize,
-    piece: impl Fn(usize) -> &'a [u8],
-    byte_ids: &[u32; 256],
-    table: &[(i32, u32)],
-    merges: &impl PairLookup,
-    ids: &mut [[u32; WIDE_MAX + 1]],
-    counts: &mut [u8],
-    whole_absent: bool,
-) {
-    merge_bytes_many_with::<32, Ranks32>(count, piece, byte_ids, table, merges, ids, counts, whole_absent);
 }
 
 #[inline(always)]
