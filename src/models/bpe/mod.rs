@@ -932,13 +932,9 @@ impl Bpe {
                         break;
                     }
                     // SAFETY: room for `SLOT_IDS + 1` ids a piece of the
-                    // window was reserved; the slot's last 16 bytes (its
-                    // three ids and `n`, `repr(C)`) are written in one
-                    // piece, `n` of them kept
-                    unsafe {
-                        let ids = (slot as *const Slot).cast::<u8>().add(16).cast::<[u32; 4]>();
-                        dst.add(k).cast::<[u32; 4]>().write_unaligned(ids.read());
-                    };
+                    // window was reserved; the three ids and `n` are written
+                    // in one piece, `n` of them kept
+                    unsafe { dst.add(k).cast::<[u32; 4]>().write_unaligned(slot.ids_and_count()) };
                     k += slot.n as usize;
                     bits &= bits - 1;
                     i = e;
@@ -1317,7 +1313,7 @@ impl Bpe {
             }
         }
         // `out` from the first mark on, each mark replaced. Copied eight ids
-        // at a time, each copy free to write up to 31 ids past its end (the
+        // at a time, each copy free to write up to 7 ids past its end (the
         // next copy writes over them): a `memcpy` call for each of hundreds
         // of short stretches cost more than the copying. The tail and
         // `extra` get eight ids of padding, so that a copy's last eight

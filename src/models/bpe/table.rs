@@ -30,7 +30,18 @@ impl Slot {
             n: ids.len() as u32,
         }
     }
+
+    /// The slot's last 16 bytes as four words: its three ids, then `n` (one
+    /// load for the window loop, which writes all four and keeps `n`).
+    #[inline(always)]
+    pub fn ids_and_count(&self) -> [u32; 4] {
+        // SAFETY: `repr(C)`: `ids` at 16 and `n` at 28 (checked below), 16
+        // bytes in all, within the slot
+        unsafe { (self as *const Slot).cast::<u8>().add(16).cast::<[u32; 4]>().read() }
+    }
 }
+
+const _: () = assert!(std::mem::offset_of!(Slot, ids) == 16 && std::mem::offset_of!(Slot, n) == 28);
 
 /// Most tokens a `PieceTable` slot holds.
 pub const SLOT_IDS: usize = 3;
