@@ -442,7 +442,10 @@ pub const MANY_MAX: usize = 15;
 /// Longest piece `merge_bytes_many_wide` takes.
 pub const WIDE_MAX: usize = 31;
 
-/// A piece of at most `W - 1` bytes (`W` is 16 or 32) being merged by
+/// Longest piece `merge_bytes_many_wider` takes.
+pub const WIDER_MAX: usize = 63;
+
+/// A piece of at most `W - 1` bytes (`W` is 16, 32 or 64) being merged by
 /// `merge_bytes_many`: `scan_loop`'s state in fixed arrays of `W`, and the
 /// two pairs whose ranks are still to be read. Position `W - 1` is never a
 /// symbol: it holds `PAD`, its rank stays `NO_MERGE`, and it stands in for a
@@ -602,7 +605,7 @@ trait RankVec<const W: usize>: Copy {
     /// The ranks with `rank` at position `i` (below `W`).
     fn with(self, i: usize, rank: i32) -> Self;
     /// The lowest rank, and a bit for each position that holds it.
-    fn lowest(self) -> (i32, u32);
+    fn lowest(self) -> (i32, u64);
 }
 
 /// `RankVec` in four SSE2 registers (any x86-64), or an array elsewhere.
@@ -653,7 +656,7 @@ impl RankVec<16> for Ranks {
     }
 
     #[inline(always)]
-    fn lowest(self) -> (i32, u32) {
+    fn lowest(self) -> (i32, u64) {
         use std::arch::x86_64::*;
         // SAFETY: SSE2 is part of x86-64.
         unsafe {
@@ -670,7 +673,7 @@ impl RankVec<16> for Ranks {
                 _mm_packs_epi32(_mm_cmpeq_epi32(a, m), _mm_cmpeq_epi32(b, m)),
                 _mm_packs_epi32(_mm_cmpeq_epi32(c, m), _mm_cmpeq_epi32(d, m)),
             );
-            (_mm_cvtsi128_si32(m), _mm_movemask_epi8(eq) as u32)
+            (_mm_cvtsi128_si32(m), _mm_movemask_epi8(eq) as u32 as u64)
         }
     }
 }
@@ -689,13 +692,13 @@ impl RankVec<16> for Ranks {
     }
 
     #[inline(always)]
-    fn lowest(self) -> (i32, u32) {
+    fn lowest(self) -> (i32, u64) {
         let best = self.v.iter().copied().fold(NO_MERGE, i32::min);
         let hits = self
             .v
             .iter()
             .enumerate()
-            .fold(0u32, |m, (k, &r)| m | (((r == best) as u32) << k));
+            .fold(0u64, |m, (k, &r)| m | (((r == best) as u64) << k));
         (best, hits)
     }
 }
@@ -742,7 +745,7 @@ impl RankVec<16> for Ranks8 {
     }
 
     #[inline(always)]
-    fn lowest(self) -> (i32, u32) {
+    fn lowest(self) -> (i32, u64) {
         use std::arch::x86_64::*;
         // SAFETY: made only where AVX2 is (see the type).
         unsafe {
@@ -753,7 +756,7 @@ impl RankVec<16> for Ranks8 {
             let m = _mm256_min_epi32(m, _mm256_shuffle_epi32(m, 0b10_11_00_01));
             let lo = _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(a, m))) as u32;
             let hi = _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(b, m))) as u32;
-            (_mm256_cvtsi256_si32(m), lo | (hi << 8))
+            (_mm256_cvtsi256_si32(m), (lo | (hi << 8)) as u64)
         }
     }
 }
@@ -807,7 +810,7 @@ impl RankVec<32> for Ranks32 {
     }
 
     #[inline(always)]
-    fn lowest(self) -> (i32, u32) {
+    fn lowest(self) -> (i32, u64) {
         use std::arch::x86_64::*;
         // SAFETY: made only where AVX2 is (see the type).
         unsafe {
@@ -819,7 +822,7 @@ impl RankVec<32> for Ranks32 {
             let mask = |x: __m256i| _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(x, m))) as u32;
             (
                 _mm256_cvtsi256_si32(m),
-                mask(a) | (mask(b) << 8) | (mask(c) << 16) | (mask(d) << 24),
+                (mask(a) | (mask(b) << 8) | (mask(c) << 16) | (mask(d) << 24)) as u64,
             )
         }
     }
@@ -868,15 +871,106 @@ impl RankVec<32> for Ranks32x2 {
     }
 
     #[inline(always)]
-    fn lowest(self) -> (i32, u32) {
+    fn lowest(self) -> (i32, u64) {
         use std::arch::x86_64::*;
         // SAFETY: made only where AVX-512F is (see the type).
         unsafe {
             let m = _mm512_reduce_min_epi32(_mm512_min_epi32(self.v[0], self.v[1]));
             let b = _mm512_set1_epi32(m);
-            let lo = _mm512_cmpeq_epi32_mask(self.v[0], b) as u32;
-            let hi = _mm512_cmpeq_epi32_mask(self.v[1], b) as u32;
+            let lo = _mm512_cmpeq_epi32_mask(self.v[0], b) as u64;
+            let hi = _mm512_cmpeq_epi32_mask(self.v[1], b) as u64;
             (m, lo | (hi << 16))
+        }
+    }
+}
+
+/// `RankVec` of a lane of 64 ranks as two `Ranks32` halves (eight AVX2
+/// registers). Only made inside `merge_bytes_many_wider_avx2`, which runs
+/// where AVX2 is.
+#[cfg(target_arch = "x86_64")]
+#[derive(Clone, Copy)]
+struct Ranks64 {
+    lo: Ranks32,
+    hi: Ranks32,
+}
+
+#[cfg(target_arch = "x86_64")]
+impl RankVec<64> for Ranks64 {
+    #[inline(always)]
+    fn load(rank: &[i32; 64]) -> Self {
+        let (lo, hi) = rank.split_at(32);
+        Ranks64 {
+            lo: Ranks32::load(lo.try_into().expect("32 ranks")),
+            hi: Ranks32::load(hi.try_into().expect("32 ranks")),
+        }
+    }
+
+    #[inline(always)]
+    fn with(self, i: usize, rank: i32) -> Self {
+        // (a position below 32 is no position of the upper half: `with`
+        // compares it with 0..31 there, and nothing matches)
+        Ranks64 {
+            lo: self.lo.with(i, rank),
+            hi: self.hi.with(i.wrapping_sub(32), rank),
+        }
+    }
+
+    #[inline(always)]
+    fn lowest(self) -> (i32, u64) {
+        let ((a, ha), (b, hb)) = (self.lo.lowest(), self.hi.lowest());
+        let m = a.min(b);
+        let keep = |x: i32, h: u64| if x == m { h } else { 0 };
+        (m, keep(a, ha) | (keep(b, hb) << 32))
+    }
+}
+
+/// `RankVec` of a lane of 64 ranks in four AVX-512 registers. Only made
+/// inside `merge_bytes_many_wider_avx512`, which runs where AVX-512F is.
+#[cfg(target_arch = "x86_64")]
+#[derive(Clone, Copy)]
+struct Ranks64x4 {
+    v: [std::arch::x86_64::__m512i; 4],
+}
+
+#[cfg(target_arch = "x86_64")]
+impl RankVec<64> for Ranks64x4 {
+    #[inline(always)]
+    fn load(rank: &[i32; 64]) -> Self {
+        use std::arch::x86_64::*;
+        // SAFETY: made only where AVX-512F is (see the type); the loads
+        // read the 256 bytes of `rank`.
+        unsafe {
+            Ranks64x4 {
+                v: std::array::from_fn(|k| _mm512_loadu_si512(rank.as_ptr().add(16 * k).cast())),
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn with(self, i: usize, rank: i32) -> Self {
+        use std::arch::x86_64::*;
+        // SAFETY: made only where AVX-512F is (see the type).
+        unsafe {
+            let bit = 1u64 << (i & 63);
+            let r = _mm512_set1_epi32(rank);
+            Ranks64x4 {
+                v: std::array::from_fn(|k| _mm512_mask_mov_epi32(self.v[k], (bit >> (16 * k)) as u16, r)),
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn lowest(self) -> (i32, u64) {
+        use std::arch::x86_64::*;
+        // SAFETY: made only where AVX-512F is (see the type).
+        unsafe {
+            let [a, b, c, d] = self.v;
+            let m = _mm512_reduce_min_epi32(_mm512_min_epi32(_mm512_min_epi32(a, b), _mm512_min_epi32(c, d)));
+            let x = _mm512_set1_epi32(m);
+            let hits = self.v.iter().enumerate().fold(0u64, |h, (k, &v)| {
+                h | ((_mm512_cmpeq_epi32_mask(v, x) as u64) << (16 * k))
+            });
+            (m, hits)
         }
     }
 }
@@ -898,9 +992,9 @@ impl<const W: usize> RankVec<W> for RankArray<W> {
         self
     }
 
-    fn lowest(self) -> (i32, u32) {
+    fn lowest(self) -> (i32, u64) {
         let best = self.0.iter().copied().fold(NO_MERGE, i32::min);
-        let hits = (0..W).filter(|&k| self.0[k] == best).fold(0u32, |m, k| m | (1 << k));
+        let hits = (0..W).filter(|&k| self.0[k] == best).fold(0u64, |m, k| m | (1 << k));
         (best, hits)
     }
 }
@@ -961,6 +1055,36 @@ pub fn merge_bytes_many_wide<'a>(
     false
 }
 
+/// `merge_bytes_many_wide` for pieces of up to `WIDER_MAX` bytes (lanes of
+/// 64), where the CPU has AVX2; false (and nothing done) elsewhere. Such
+/// pieces (separator lines of code, long names) merged one by one wait for
+/// the pair table at each of their dozens of merges.
+#[allow(clippy::too_many_arguments)]
+pub fn merge_bytes_many_wider<'a>(
+    count: usize,
+    piece: impl Fn(usize) -> &'a [u8],
+    byte_ids: &[u32; 256],
+    table: &[(i32, u32)],
+    merges: &impl PairLookup,
+    ids: &mut [[u32; WIDER_MAX + 1]],
+    counts: &mut [u8],
+    whole_absent: bool,
+) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    if crate::has_avx2() {
+        if std::is_x86_feature_detected!("avx512f") {
+            // SAFETY: AVX-512F and AVX2 are there.
+            unsafe { merge_bytes_many_wider_avx512(count, piece, byte_ids, table, merges, ids, counts, whole_absent) };
+            return true;
+        }
+        // SAFETY: AVX2 is there.
+        unsafe { merge_bytes_many_wider_avx2(count, piece, byte_ids, table, merges, ids, counts, whole_absent) };
+        return true;
+    }
+    let _ = (count, piece, byte_ids, table, merges, ids, counts, whole_absent);
+    false
+}
+
 /// `merge_bytes_many_with` compiled for a set of CPU features, lanes of
 /// `W` ranks in `R`: the versions the dispatchers above choose from.
 macro_rules! lanes_compiled_for {
@@ -991,9 +1115,13 @@ lanes_compiled_for! {
     merge_bytes_many_wide_avx2: "avx2", 32, Ranks32;
     /// `merge_bytes_many_wide` compiled for AVX-512F, the ranks in two registers.
     merge_bytes_many_wide_avx512: "avx2,avx512f", 32, Ranks32x2;
+    /// `merge_bytes_many_wider` compiled for AVX2.
+    merge_bytes_many_wider_avx2: "avx2", 64, Ranks64;
+    /// `merge_bytes_many_wider` compiled for AVX-512F, the ranks in four registers.
+    merge_bytes_many_wider_avx512: "avx2,avx512f", 64, Ranks64x4;
 }
 
-/// Whether `merge_bytes_many_wide` works on this CPU.
+/// Whether `merge_bytes_many_wide` (and `_wider`) works on this CPU.
 pub fn wide_lanes() -> bool {
     crate::has_avx2()
 }
@@ -1485,6 +1613,72 @@ mod tests {
         }
     }
 
+    /// Lanes of 64 (pieces of up to `WIDER_MAX` bytes, past what
+    /// `merge_bytes` takes) merge like the general merge of the same bytes,
+    /// the portable lanes on any machine and the vector ones where the CPU
+    /// has them; with `whole_absent`, pieces that do not merge into one
+    /// stop at two symbols with the same tokens.
+    #[test]
+    fn wider_lanes_merge_like_the_general_merge() {
+        let (byte_ids, merges, pieces) = toy_pieces(WIDER_MAX);
+        let table = PairTable::new(&merges);
+        let bytes = byte_pair_table(&table, &byte_ids);
+        let want: Vec<Vec<u32>> = pieces
+            .iter()
+            .map(|p| {
+                let mut syms: Vec<(u32, u32)> = p.iter().map(|&b| (byte_ids[b as usize], 1)).collect();
+                merge_symbols(&mut syms, &merges, None);
+                syms.iter().map(|s| s.0).collect()
+            })
+            .collect();
+        // pieces past the wide lanes and past `merge_bytes`, merging a lot
+        assert!(pieces.iter().filter(|p| p.len() > SHORT).count() > 50);
+        assert!(pieces.iter().filter(|p| p.len() > WIDE_MAX).count() > 150);
+        assert!(want.iter().any(|w| w.len() == 1) && want.iter().any(|w| w.len() > 16));
+        if !wide_lanes() {
+            eprintln!("no wide lanes on this machine: only the portable wider ones tested");
+        }
+        for whole_absent in [false, true] {
+            // (`whole_absent` is only ever set for pieces that are no token)
+            let chosen: Vec<usize> = (0..pieces.len())
+                .filter(|&j| !whole_absent || want[j].len() != 1)
+                .collect();
+            for batch in chosen.chunks(LANES + 5) {
+                let k = batch.len();
+                let piece = |i: usize| pieces[batch[i]].as_slice();
+                let (mut ids, mut counts) = (vec![[0u32; WIDER_MAX + 1]; k], vec![0u8; k]);
+                merge_bytes_many_with::<64, RankArray<64>>(
+                    k,
+                    piece,
+                    &byte_ids,
+                    &bytes,
+                    &table,
+                    &mut ids,
+                    &mut counts,
+                    whole_absent,
+                );
+                let (mut ids2, mut counts2) = (vec![[0u32; WIDER_MAX + 1]; k], vec![0u8; k]);
+                let vector = merge_bytes_many_wider(
+                    k,
+                    piece,
+                    &byte_ids,
+                    &bytes,
+                    &table,
+                    &mut ids2,
+                    &mut counts2,
+                    whole_absent,
+                );
+                assert_eq!(vector, wide_lanes());
+                for (i, &j) in batch.iter().enumerate() {
+                    assert_eq!(&ids[i][..counts[i] as usize], &want[j][..], "{:?}", pieces[j]);
+                    if vector {
+                        assert_eq!(&ids2[i][..counts2[i] as usize], &want[j][..], "{:?}", pieces[j]);
+                    }
+                }
+            }
+        }
+    }
+
     /// `RankVec::with` and `lowest` against a plain array.
     fn rank_vec_like_an_array<const W: usize, R: RankVec<W>>() {
         let mut x = 11u64;
@@ -1506,7 +1700,7 @@ mod tests {
             rank[i] = ri;
             rank[j] = rj;
             let best = *rank.iter().min().unwrap();
-            let hits = (0..W).filter(|&k| rank[k] == best).fold(0u32, |m, k| m | (1 << k));
+            let hits = (0..W).filter(|&k| rank[k] == best).fold(0u64, |m, k| m | (1 << k));
             assert_eq!(got, (best, hits), "{rank:?}");
         }
     }
@@ -1515,6 +1709,7 @@ mod tests {
     fn rank_vectors_find_the_lowest_and_where() {
         rank_vec_like_an_array::<16, Ranks>();
         rank_vec_like_an_array::<32, RankArray<32>>();
+        rank_vec_like_an_array::<64, RankArray<64>>();
         #[cfg(target_arch = "x86_64")]
         if std::is_x86_feature_detected!("avx2") {
             // SAFETY: AVX2 is there.
@@ -1536,12 +1731,14 @@ mod tests {
     unsafe fn avx2_rank_vec() {
         rank_vec_like_an_array::<16, Ranks8>();
         rank_vec_like_an_array::<32, Ranks32>();
+        rank_vec_like_an_array::<64, Ranks64>();
     }
 
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx512f")]
     unsafe fn avx512_rank_vec() {
         rank_vec_like_an_array::<32, Ranks32x2>();
+        rank_vec_like_an_array::<64, Ranks64x4>();
     }
 
     #[test]

@@ -111,7 +111,7 @@ struct LocalCache {
     long_hot: Box<[LongSlot; 1 << LONG_HOT_BITS]>,
     table: PieceTable,
     spill: Vec<u32>,
-    /// Pieces longer than `SHORT_MAX` (up to `merge::WIDE_MAX` bytes) met
+    /// Pieces longer than `SHORT_MAX` (up to `merge::WIDER_MAX` bytes) met
     /// at least twice.
     long: LongCache,
     work: Work,
@@ -274,10 +274,11 @@ fn long_index(key: &[u64; 4]) -> usize {
     (h.wrapping_mul(K2) >> (64 - LONG_HOT_BITS)) as usize
 }
 
-/// Keep a long piece's tokens in a `LocalCache::long_hot` (when they fit).
+/// Keep a long piece's tokens in a `LocalCache::long_hot` (when they and
+/// the piece fit).
 #[inline]
 fn keep_long(long_hot: &mut [LongSlot; 1 << LONG_HOT_BITS], piece: &[u8], ids: &[u32]) {
-    if ids.len() <= LONG_SLOT_IDS {
+    if ids.len() <= LONG_SLOT_IDS && piece.len() <= merge::WIDE_MAX {
         let key = long_key_at(piece, 0, piece.len());
         let mut slot = LongSlot {
             key,
@@ -882,10 +883,10 @@ impl Bpe {
         }
         local.busy = true;
         work.defer = self.merges_from_bytes() && self.dropout.is_none_or(|d| d <= 0.0);
-        // Pieces of `SHORT_MAX` to `WIDE_MAX` bytes the vocabulary and the
-        // shared cache lack (random text, new long names) wait too, for the
-        // wide lanes where the CPU has them: merged one by one, a piece
-        // waits for memory at every merge.
+        // Pieces of `SHORT_MAX` to `WIDER_MAX` bytes the vocabulary and the
+        // thread's cache lack (random text, new long names, separator lines)
+        // wait too, for the wide lanes where the CPU has them: merged one by
+        // one, a piece waits for memory at every merge.
         let defer_long = work.defer && merge::wide_lanes();
         // (pieces merged together in `flush` are never kept in the thread's
         // table: see `look_up`)
@@ -983,12 +984,14 @@ impl Bpe {
                 } else if let Some(id) = self.space_run(piece) {
                     out.push(id);
                     return;
-                } else if defer_long && piece.len() <= merge::WIDE_MAX && !self.backtracks(piece) {
-                    let key = long_key_at(bytes, s, piece.len());
-                    let slot = &local.long_hot[long_index(&key)];
-                    if slot.key == key {
-                        push_ids(out, &slot.ids, slot.n as usize);
-                        return;
+                } else if defer_long && piece.len() <= merge::WIDER_MAX && !self.backtracks(piece) {
+                    if piece.len() <= merge::WIDE_MAX {
+                        let key = long_key_at(bytes, s, piece.len());
+                        let slot = &local.long_hot[long_index(&key)];
+                        if slot.key == key {
+                            push_ids(out, &slot.ids, slot.n as usize);
+                            return;
+                        }
                     }
                     // (looked up in `look_up`, merged in `flush` if need be)
                     ([0; 2], 0)
@@ -1190,7 +1193,11 @@ impl Bpe {
             }
             work.placed(out, p.at, start);
         }
-        if work.merging.len() >= DEFER || work.wide.len() >= DEFER || work.marks.len() >= MARKS_MAX {
+        if work.merging.len() >= DEFER
+            || work.wide.len() >= DEFER
+            || work.wider.len() >= DEFER
+            || work.marks.len() >= MARKS_MAX
+        {
             self.flush(bytes, local, work, out);
         }
     }
@@ -1218,9 +1225,10 @@ impl Bpe {
     }
 
     /// `look_up` of a piece longer than `SHORT_MAX` bytes (at most
-    /// `merge::WIDE_MAX`): a whole token, or kept in the thread's `long`
+    /// `merge::WIDER_MAX`): a whole token, or kept in the thread's `long`
     /// cache, or left to `flush` to merge (and to keep if it was merged
-    /// before: `Pending::h` says so).
+    /// before: `Pending::h` says so), in the wide lanes or (over
+    /// `merge::WIDE_MAX` bytes) the wider ones.
     #[inline(never)]
     fn look_up_long(&self, bytes: &[u8], p: &Pending, local: &mut LocalCache, work: &mut Work, out: &mut [u32]) {
         let piece = &bytes[p.start..p.start + p.len];
@@ -1237,15 +1245,21 @@ impl Bpe {
             keep_long(&mut local.long_hot, piece, ids);
             return;
         }
-        work.marks.push(Mark {
-            at: p.at,
-            start: work.wide.len() as u32,
-            len: MERGE_WIDE,
-        });
-        work.wide.push(Pending {
+        let waiting = Pending {
             h: long.seen_before(piece) as u64,
             ..*p
+        };
+        let (queue, len) = if p.len <= merge::WIDE_MAX {
+            (&mut work.wide, MERGE_WIDE)
+        } else {
+            (&mut work.wider, MERGE_WIDER)
+        };
+        work.marks.push(Mark {
+            at: p.at,
+            start: queue.len() as u32,
+            len,
         });
+        queue.push(waiting);
     }
 
     /// Merge the pieces `look_up` left waiting, all together (see
@@ -1312,6 +1326,30 @@ impl Bpe {
                 }
             }
         }
+        let k = work.wider.len();
+        if k > 0 {
+            work.merged_wider.resize(k, [0; merge::WIDER_MAX + 1]);
+            work.counts_wider.resize(k, 0);
+            let wider = &work.wider;
+            let done = merge::merge_bytes_many_wider(
+                k,
+                |i| &bytes[wider[i].start..wider[i].start + wider[i].len],
+                &self.byte_ids,
+                table,
+                pairs,
+                &mut work.merged_wider,
+                &mut work.counts_wider,
+                // (`look_up_long` found no token for the whole piece)
+                self.ignore_merges,
+            );
+            debug_assert!(done, "long pieces wait only where the wide lanes work");
+            for (i, p) in wider.iter().enumerate() {
+                if p.h != 0 {
+                    let tokens = &work.merged_wider[i][..work.counts_wider[i] as usize];
+                    local.long.insert(&bytes[p.start..p.start + p.len], tokens);
+                }
+            }
+        }
         // `out` from the first mark on, each mark replaced. Copied eight ids
         // at a time, each copy free to write up to 7 ids past its end (the
         // next copy writes over them): a `memcpy` call for each of hundreds
@@ -1324,7 +1362,7 @@ impl Bpe {
         let kept = work.tail.len();
         work.tail.extend_from_slice(&[0; 8]);
         work.extra.extend_from_slice(&[0; 8]);
-        let most = kept + work.extra.len() + work.marks.len() * (merge::WIDE_MAX + 1) + 32;
+        let most = kept + work.extra.len() + work.marks.len() * (merge::WIDER_MAX + 1) + 32;
         out.truncate(first);
         out.reserve(most);
         let dst = out.as_mut_ptr();
@@ -1354,6 +1392,12 @@ impl Bpe {
                     work.merged_wide[start].as_ptr(),
                     work.counts_wide[start] as usize,
                 );
+            } else if m.len == MERGE_WIDER {
+                copy(
+                    &mut k,
+                    work.merged_wider[start].as_ptr(),
+                    work.counts_wider[start] as usize,
+                );
             } else {
                 copy(&mut k, work.extra[start..].as_ptr(), len);
             }
@@ -1366,6 +1410,7 @@ impl Bpe {
         work.extra.clear();
         work.merging.clear();
         work.wide.clear();
+        work.wider.clear();
     }
 }
 
@@ -1404,9 +1449,13 @@ const MERGE: u32 = u32::MAX;
 /// `Mark::len` of a long piece to merge (in the wide lanes).
 const MERGE_WIDE: u32 = u32::MAX - 1;
 
+/// `Mark::len` of a piece of over `merge::WIDE_MAX` bytes to merge (in the
+/// wider lanes).
+const MERGE_WIDER: u32 = u32::MAX - 2;
+
 /// A mark in `out` that more than one token will replace: `extra[start..][..len]`,
 /// or the tokens of `merging[start]` when `len` is `MERGE`, of `wide[start]`
-/// when `MERGE_WIDE`.
+/// when `MERGE_WIDE`, of `wider[start]` when `MERGE_WIDER`.
 struct Mark {
     at: usize,
     start: u32,
@@ -1432,6 +1481,10 @@ struct Work {
     wide: Vec<Pending>,
     merged_wide: Vec<[u32; merge::WIDE_MAX + 1]>,
     counts_wide: Vec<u8>,
+    /// those longer than `merge::WIDE_MAX`, and their tokens
+    wider: Vec<Pending>,
+    merged_wider: Vec<[u32; merge::WIDER_MAX + 1]>,
+    counts_wider: Vec<u8>,
     /// `out` after the first mark while `flush` rewrites it
     tail: Vec<u32>,
 }
@@ -1952,19 +2005,27 @@ mod tests {
         // tokens, some of more tokens than a slot holds (never kept there),
         // pieces equal but for their last byte or their length (the key's
         // masks), and the text's last piece with fewer than 32 bytes after
-        // its start (the key copied).
+        // its start (the key copied). Then the same past 31 bytes (the
+        // wider lanes, never in `long_hot`) and past 63 (merged one by
+        // one), and separator lines of those lengths.
         let letters =
             |n: usize, salt: usize| -> String { (0..n).map(|k| (b'a' + ((k * 7 + salt) % 5) as u8) as char).collect() };
         let mut words: Vec<String> = Vec::new();
-        for n in 15..=31 {
+        for n in 15..=70 {
             words.push(format!(" {}", letters(n, 0)));
             words.push(format!(" {}", letters(n, 1)));
             words.push(format!(" {}x", letters(n - 1, 0)));
         }
+        for n in [28, 31, 32, 40, 61, 62, 63, 64, 70] {
+            words.push(format!(" {}\n", "=".repeat(n)));
+            words.push(format!(" {}\n\n", "#".repeat(n)));
+        }
         // a piece of many tokens: every other letter unmergeable
         words.push(" qzqzqzqzqzqzqzqzqzqzqzqzqz".into());
         let whole = [words[10].clone(), words[30].clone(), " qzqzqzqzqzqzqz".into()];
-        let mut tokens: Vec<&str> = vec!["ab", "abc", "bc", "cd", "de", "ea", " a", " ab", "abcde", "cdea"];
+        let mut tokens: Vec<&str> = vec![
+            "ab", "abc", "bc", "cd", "de", "ea", " a", " ab", "abcde", "cdea", "==", "====", " =", "##", "#\n", "\n\n",
+        ];
         tokens.extend(whole.iter().map(String::as_str));
         let scanner = crate::scanner::Scanner::for_pattern(crate::pre_tokenizers::CL100K_PATTERN).unwrap();
         let mut x = 11u64;
