@@ -828,62 +828,6 @@ impl RankVec<32> for Ranks32 {
     }
 }
 
-/// `RankVec` of a wide lane (32 ranks) in two AVX-512 registers: a rank
-/// set with masked moves, the lowest found by one reduction. Only made
-/// inside `merge_bytes_many_wide_avx512`, which runs where AVX-512F is.
-#[cfg(target_arch = "x86_64")]
-#[derive(Clone, Copy)]
-struct Ranks32x2 {
-    v: [std::arch::x86_64::__m512i; 2],
-}
-
-#[cfg(target_arch = "x86_64")]
-impl RankVec<32> for Ranks32x2 {
-    #[inline(always)]
-    fn load(rank: &[i32; 32]) -> Self {
-        use std::arch::x86_64::*;
-        // SAFETY: made only where AVX-512F is (see the type); the loads
-        // read the 128 bytes of `rank`.
-        unsafe {
-            Ranks32x2 {
-                v: [
-                    _mm512_loadu_si512(rank.as_ptr().cast()),
-                    _mm512_loadu_si512(rank.as_ptr().add(16).cast()),
-                ],
-            }
-        }
-    }
-
-    #[inline(always)]
-    fn with(self, i: usize, rank: i32) -> Self {
-        use std::arch::x86_64::*;
-        // SAFETY: made only where AVX-512F is (see the type).
-        unsafe {
-            let bit = 1u32 << (i & 31);
-            let r = _mm512_set1_epi32(rank);
-            Ranks32x2 {
-                v: [
-                    _mm512_mask_mov_epi32(self.v[0], bit as u16, r),
-                    _mm512_mask_mov_epi32(self.v[1], (bit >> 16) as u16, r),
-                ],
-            }
-        }
-    }
-
-    #[inline(always)]
-    fn lowest(self) -> (i32, u64) {
-        use std::arch::x86_64::*;
-        // SAFETY: made only where AVX-512F is (see the type).
-        unsafe {
-            let m = _mm512_reduce_min_epi32(_mm512_min_epi32(self.v[0], self.v[1]));
-            let b = _mm512_set1_epi32(m);
-            let lo = _mm512_cmpeq_epi32_mask(self.v[0], b) as u64;
-            let hi = _mm512_cmpeq_epi32_mask(self.v[1], b) as u64;
-            (m, lo | (hi << 16))
-        }
-    }
-}
-
 /// `RankVec` of a lane of 64 ranks as two `Ranks32` halves (eight AVX2
 /// registers). Only made inside `merge_bytes_many_wider_avx2`, which runs
 /// where AVX2 is.
@@ -924,55 +868,71 @@ impl RankVec<64> for Ranks64 {
     }
 }
 
-/// `RankVec` of a lane of 64 ranks in four AVX-512 registers. Only made
-/// inside `merge_bytes_many_wider_avx512`, which runs where AVX-512F is.
-#[cfg(target_arch = "x86_64")]
-#[derive(Clone, Copy)]
-struct Ranks64x4 {
-    v: [std::arch::x86_64::__m512i; 4],
+/// `RankVec`s in AVX-512 registers, sixteen ranks each: a rank set with
+/// masked moves, the lowest found by one reduction. Only made inside the
+/// lanes compiled for AVX-512F (`merge_bytes_many_wide_avx512`,
+/// `merge_bytes_many_wider_avx512`), which run where the CPU has it.
+macro_rules! ranks_in_zmm {
+    ($($(#[$doc:meta])* $name:ident: $regs:literal registers, $w:literal ranks;)*) => {$(
+        $(#[$doc])*
+        #[cfg(target_arch = "x86_64")]
+        #[derive(Clone, Copy)]
+        struct $name {
+            v: [std::arch::x86_64::__m512i; $regs],
+        }
+
+        #[cfg(target_arch = "x86_64")]
+        impl RankVec<$w> for $name {
+            #[inline(always)]
+            fn load(rank: &[i32; $w]) -> Self {
+                use std::arch::x86_64::*;
+                // SAFETY: made only where AVX-512F is (see the type); the
+                // loads read the ranks of `rank`, sixteen at a time.
+                unsafe {
+                    $name {
+                        v: std::array::from_fn(|k| _mm512_loadu_si512(rank.as_ptr().add(16 * k).cast())),
+                    }
+                }
+            }
+
+            #[inline(always)]
+            fn with(self, i: usize, rank: i32) -> Self {
+                use std::arch::x86_64::*;
+                // SAFETY: made only where AVX-512F is (see the type).
+                unsafe {
+                    let bit = 1u64 << (i & ($w - 1));
+                    let r = _mm512_set1_epi32(rank);
+                    $name {
+                        v: std::array::from_fn(|k| _mm512_mask_mov_epi32(self.v[k], (bit >> (16 * k)) as u16, r)),
+                    }
+                }
+            }
+
+            #[inline(always)]
+            fn lowest(self) -> (i32, u64) {
+                use std::arch::x86_64::*;
+                // SAFETY: made only where AVX-512F is (see the type).
+                unsafe {
+                    let low = self.v.iter().skip(1).fold(self.v[0], |m, &v| _mm512_min_epi32(m, v));
+                    let m = _mm512_reduce_min_epi32(low);
+                    let x = _mm512_set1_epi32(m);
+                    let hits = self
+                        .v
+                        .iter()
+                        .enumerate()
+                        .fold(0u64, |h, (k, &v)| h | ((_mm512_cmpeq_epi32_mask(v, x) as u64) << (16 * k)));
+                    (m, hits)
+                }
+            }
+        }
+    )*};
 }
 
-#[cfg(target_arch = "x86_64")]
-impl RankVec<64> for Ranks64x4 {
-    #[inline(always)]
-    fn load(rank: &[i32; 64]) -> Self {
-        use std::arch::x86_64::*;
-        // SAFETY: made only where AVX-512F is (see the type); the loads
-        // read the 256 bytes of `rank`.
-        unsafe {
-            Ranks64x4 {
-                v: std::array::from_fn(|k| _mm512_loadu_si512(rank.as_ptr().add(16 * k).cast())),
-            }
-        }
-    }
-
-    #[inline(always)]
-    fn with(self, i: usize, rank: i32) -> Self {
-        use std::arch::x86_64::*;
-        // SAFETY: made only where AVX-512F is (see the type).
-        unsafe {
-            let bit = 1u64 << (i & 63);
-            let r = _mm512_set1_epi32(rank);
-            Ranks64x4 {
-                v: std::array::from_fn(|k| _mm512_mask_mov_epi32(self.v[k], (bit >> (16 * k)) as u16, r)),
-            }
-        }
-    }
-
-    #[inline(always)]
-    fn lowest(self) -> (i32, u64) {
-        use std::arch::x86_64::*;
-        // SAFETY: made only where AVX-512F is (see the type).
-        unsafe {
-            let [a, b, c, d] = self.v;
-            let m = _mm512_reduce_min_epi32(_mm512_min_epi32(_mm512_min_epi32(a, b), _mm512_min_epi32(c, d)));
-            let x = _mm512_set1_epi32(m);
-            let hits = self.v.iter().enumerate().fold(0u64, |h, (k, &v)| {
-                h | ((_mm512_cmpeq_epi32_mask(v, x) as u64) << (16 * k))
-            });
-            (m, hits)
-        }
-    }
+ranks_in_zmm! {
+    /// `RankVec` of a wide lane (32 ranks) in two AVX-512 registers.
+    Ranks32x2: 2 registers, 32 ranks;
+    /// `RankVec` of a lane of 64 ranks in four AVX-512 registers.
+    Ranks64x4: 4 registers, 64 ranks;
 }
 
 /// `RankVec` as a plain array, for any width (the reference the vector
@@ -1026,63 +986,48 @@ pub fn merge_bytes_many<'a>(
     merge_bytes_many_with::<16, Ranks>(count, piece, byte_ids, table, merges, ids, counts, whole_absent);
 }
 
-/// `merge_bytes_many` for pieces of up to `WIDE_MAX` bytes (the lanes twice
-/// as wide), where the CPU has AVX2; false (and nothing done) elsewhere:
-/// the caller then merges the pieces one by one.
-#[allow(clippy::too_many_arguments)]
-pub fn merge_bytes_many_wide<'a>(
-    count: usize,
-    piece: impl Fn(usize) -> &'a [u8],
-    byte_ids: &[u32; 256],
-    table: &[(i32, u32)],
-    merges: &impl PairLookup,
-    ids: &mut [[u32; WIDE_MAX + 1]],
-    counts: &mut [u8],
-    whole_absent: bool,
-) -> bool {
-    #[cfg(target_arch = "x86_64")]
-    if crate::has_avx2() {
-        if std::is_x86_feature_detected!("avx512f") {
-            // SAFETY: AVX-512F and AVX2 are there.
-            unsafe { merge_bytes_many_wide_avx512(count, piece, byte_ids, table, merges, ids, counts, whole_absent) };
-            return true;
+/// A dispatcher of long pieces' lanes: the AVX-512F version where the CPU
+/// has it, else the AVX2 one; false (and nothing done) without AVX2, where
+/// the caller merges the pieces one by one.
+macro_rules! wide_lanes_for {
+    ($($(#[$doc:meta])* $name:ident: $w:expr, $avx512:ident, $avx2:ident;)*) => {$(
+        $(#[$doc])*
+        #[allow(clippy::too_many_arguments)]
+        pub fn $name<'a>(
+            count: usize,
+            piece: impl Fn(usize) -> &'a [u8],
+            byte_ids: &[u32; 256],
+            table: &[(i32, u32)],
+            merges: &impl PairLookup,
+            ids: &mut [[u32; $w]],
+            counts: &mut [u8],
+            whole_absent: bool,
+        ) -> bool {
+            #[cfg(target_arch = "x86_64")]
+            if crate::has_avx2() {
+                if std::is_x86_feature_detected!("avx512f") {
+                    // SAFETY: AVX-512F and AVX2 are there.
+                    unsafe { $avx512(count, piece, byte_ids, table, merges, ids, counts, whole_absent) };
+                    return true;
+                }
+                // SAFETY: AVX2 is there.
+                unsafe { $avx2(count, piece, byte_ids, table, merges, ids, counts, whole_absent) };
+                return true;
+            }
+            let _ = (count, piece, byte_ids, table, merges, ids, counts, whole_absent);
+            false
         }
-        // SAFETY: AVX2 is there.
-        unsafe { merge_bytes_many_wide_avx2(count, piece, byte_ids, table, merges, ids, counts, whole_absent) };
-        return true;
-    }
-    let _ = (count, piece, byte_ids, table, merges, ids, counts, whole_absent);
-    false
+    )*};
 }
 
-/// `merge_bytes_many_wide` for pieces of up to `WIDER_MAX` bytes (lanes of
-/// 64), where the CPU has AVX2; false (and nothing done) elsewhere. Such
-/// pieces (separator lines of code, long names) merged one by one wait for
-/// the pair table at each of their dozens of merges.
-#[allow(clippy::too_many_arguments)]
-pub fn merge_bytes_many_wider<'a>(
-    count: usize,
-    piece: impl Fn(usize) -> &'a [u8],
-    byte_ids: &[u32; 256],
-    table: &[(i32, u32)],
-    merges: &impl PairLookup,
-    ids: &mut [[u32; WIDER_MAX + 1]],
-    counts: &mut [u8],
-    whole_absent: bool,
-) -> bool {
-    #[cfg(target_arch = "x86_64")]
-    if crate::has_avx2() {
-        if std::is_x86_feature_detected!("avx512f") {
-            // SAFETY: AVX-512F and AVX2 are there.
-            unsafe { merge_bytes_many_wider_avx512(count, piece, byte_ids, table, merges, ids, counts, whole_absent) };
-            return true;
-        }
-        // SAFETY: AVX2 is there.
-        unsafe { merge_bytes_many_wider_avx2(count, piece, byte_ids, table, merges, ids, counts, whole_absent) };
-        return true;
-    }
-    let _ = (count, piece, byte_ids, table, merges, ids, counts, whole_absent);
-    false
+wide_lanes_for! {
+    /// `merge_bytes_many` for pieces of up to `WIDE_MAX` bytes (the lanes
+    /// twice as wide).
+    merge_bytes_many_wide: WIDE_MAX + 1, merge_bytes_many_wide_avx512, merge_bytes_many_wide_avx2;
+    /// `merge_bytes_many_wide` for pieces of up to `WIDER_MAX` bytes (lanes
+    /// of 64). Such pieces (separator lines of code, long names) merged one
+    /// by one wait for the pair table at each of their dozens of merges.
+    merge_bytes_many_wider: WIDER_MAX + 1, merge_bytes_many_wider_avx512, merge_bytes_many_wider_avx2;
 }
 
 /// `merge_bytes_many_with` compiled for a set of CPU features, lanes of
