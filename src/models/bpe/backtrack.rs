@@ -692,6 +692,9 @@ impl Backtrack {
             if let Some(&(last, _)) = out[start..].last() {
                 super::table::prefetch(&self.memo[Self::memo_at(last, t).0]);
             }
+            // (where a check the memo does not answer starts undoing
+            // merges: o200k Chinese +3%, Japanese +3%)
+            super::table::prefetch(&self.split[t as usize]);
             out.push((t, l as u32));
             pos += l;
         }
