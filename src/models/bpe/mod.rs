@@ -955,12 +955,11 @@ impl Bpe {
                     // instead of a mark that `look_up` and `flush` replace
                     // (o200k Chinese +4%, Korean +10%, Hindi +3%, Russian
                     // +4%), and without a wait for its hot slot, which
-                    // cannot hold it (o200k Chinese +3%).
-                    if piece.len() > 6
-                        && not_ascii(key)
-                        && self.backtrack_built()
-                        && self.backtracked_now(piece, &mut work.syms, out)
-                    {
+                    // cannot hold it (o200k Chinese +3%). (What
+                    // `backtracks` would check, already known: no second
+                    // pass over the bytes.)
+                    if piece.len() > 6 && not_ascii(key) && self.backtrack_built() {
+                        self.backtracked_piece(piece, &mut work.syms, out);
                         return;
                     }
                     let h = PieceTable::hash(&key);
@@ -1706,8 +1705,9 @@ impl Bpe {
             .as_ref()
     }
 
-    /// Whether the backtracking encoder is built, and takes the pieces
-    /// `backtracks` sends it (no build, no count).
+    /// Whether the backtracking encoder is built and used (no dropout):
+    /// then `backtracks` is true of every piece of over 6 bytes that is
+    /// not ASCII (no build, no count here).
     #[inline(always)]
     fn backtrack_built(&self) -> bool {
         self.backtrack.get().is_some_and(Option::is_some) && self.dropout.is_none_or(|d| d <= 0.0)
