@@ -1693,17 +1693,23 @@ mod tests {
         rank_vec_like_an_array::<64, Ranks64x4>();
     }
 
+    /// Pseudo-random 31-bit numbers from `seed` (a linear congruential
+    /// generator: the tests' pairs, the same every run).
+    fn lcg(mut x: u64) -> impl FnMut() -> u32 {
+        move || {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (x >> 33) as u32
+        }
+    }
+
     #[test]
     fn the_pair_filter_turns_most_pairs_that_do_not_merge_away() {
         // 50K merges of ids below 100K, as in a rank file; then pairs of
         // such ids that do not merge: about one in thirty gets past the
         // filter (two bits a pair, ten bits a merge), every merge does
         let mut merges = Merges::default();
-        let mut x = 11u64;
-        let mut next = || {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            (x >> 33) as u32 % 100_000
-        };
+        let mut ids = lcg(11);
+        let mut next = || ids() % 100_000;
         for rank in 0..50_000u32 {
             merges.insert((next(), next()), (rank, 100_000 + rank));
         }
@@ -1727,11 +1733,7 @@ mod tests {
     #[test]
     fn pair_table_answers_like_the_map() {
         let mut merges = Merges::default();
-        let mut x = 7u64;
-        let mut next = || {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            (x >> 33) as u32
-        };
+        let mut next = lcg(7);
         for rank in 0..5000u32 {
             merges.insert((next() % 300, next() % 300), (rank, 1000 + rank * 2));
         }
