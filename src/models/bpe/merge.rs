@@ -1073,6 +1073,444 @@ lanes_compiled_for! {
     merge_bytes_many_wider_avx512: "avx2,avx512f", 64, Ranks64x4;
 }
 
+/// Pieces `merge_bytes_across` merges at once: one in each 32-bit lane of
+/// an AVX-512 register.
+const ACROSS: usize = 16;
+
+/// Rows of `Across`: a symbol position each, `MANY_MAX` of them and one
+/// past every piece (padding: when the rows after a merge move down, the
+/// last one takes the row after it).
+const ACROSS_ROWS: usize = MANY_MAX + 1;
+
+/// The state of sixteen pieces merged side by side, transposed: row `p`
+/// holds position `p` of every piece (lane `l`: piece `l`). A merge at
+/// position `i` puts the merged token at `i` and moves the positions after
+/// `i + 1` down by one, in every lane at once (a masked move a row).
+#[repr(C, align(64))]
+struct Across {
+    /// the symbols; `PAD` past a piece's end
+    syms: [[u32; ACROSS]; ACROSS_ROWS],
+    /// the rank of each symbol's pair with the next; `NO_MERGE` when none
+    rank: [[i32; ACROSS]; ACROSS_ROWS],
+}
+
+/// `merge_bytes_many` where merges are ranked by the ids they make (the
+/// tiktoken files: a pair's rank is its merged token) and the CPU has
+/// AVX-512 (F and DQ): sixteen pieces merged at once, one in each 32-bit
+/// lane of a vector, the pieces sorted by length (pieces merged together
+/// take about as many steps). A step finds every lane's lowest pair with a
+/// minimum over the rows, merges it with masked moves (reading the merged
+/// token's neighbours on the way), and prefetches the two new pairs' slots
+/// in the pair table; the group's next step, after a step of each other
+/// group, reads them with gathers. The scalar lanes' unpredictable
+/// branches (a piece that is done, the lowest pair's place) become masks.
+/// Where it does not apply (`across_applies`), `merge_bytes_many` merges
+/// the pieces; the results are `merge_bytes_many`'s exactly.
+#[allow(clippy::too_many_arguments)]
+pub fn merge_bytes_across<'a>(
+    count: usize,
+    piece: impl Fn(usize) -> &'a [u8],
+    byte_ids: &[u32; 256],
+    table: &[(i32, u32)],
+    merges: &PairTable,
+    ids: &mut [[u32; MANY_MAX + 1]],
+    counts: &mut [u8],
+    whole_absent: bool,
+) {
+    #[cfg(target_arch = "x86_64")]
+    if across_applies(merges) {
+        // SAFETY: AVX-512F and DQ are there (`across_lanes`).
+        unsafe { merge_bytes_across_avx512(count, piece, byte_ids, table, merges, ids, counts, whole_absent) };
+        return;
+    }
+    merge_bytes_many(count, piece, byte_ids, table, merges, ids, counts, whole_absent);
+}
+
+/// Whether `merge_bytes_across` merges across vector lanes: merges ranked
+/// by the ids they make, all in the pair table's slots, on a CPU with
+/// AVX-512 F and DQ.
+pub fn across_applies(merges: &PairTable) -> bool {
+    merges.by_id && merges.big.is_none() && across_lanes()
+}
+
+/// Whether this CPU has what `merge_bytes_across` needs.
+fn across_lanes() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        static HAS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+        *HAS.get_or_init(|| {
+            std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("avx512dq") && crate::has_avx2()
+        })
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    false
+}
+
+/// Groups of `ACROSS` pieces `merge_bytes_across` keeps going at once: a
+/// group's lookups, prefetched at the end of its step, are read in its
+/// next step, after a step of each of the others.
+const GROUPS: usize = 8;
+
+/// A group of `merge_bytes_across`: its rows, and the pairs its last merge
+/// made, whose ranks are still to be read.
+#[cfg(target_arch = "x86_64")]
+#[repr(C, align(64))]
+struct Group {
+    s: Across,
+    /// symbols of each lane
+    len: std::arch::x86_64::__m512i,
+    /// the row of the last merge in each lane
+    pos: std::arch::x86_64::__m512i,
+    /// the pairs the last merge made: the merged token with the symbol
+    /// before it, and with the one after (`keys`, `homes`: as the pair
+    /// table has them, lanes 0-7 and 8-15 of each)
+    keys: [std::arch::x86_64::__m512i; 4],
+    homes: [std::arch::x86_64::__m512i; 4],
+    /// lanes that merged; of those, the lanes with a symbol before the
+    /// merged one; and the lanes whose pairs are looked up (with a symbol
+    /// before / after the merged one, but not when two symbols are left
+    /// of a piece that is no token: their pair is the whole piece)
+    active: u16,
+    left: u16,
+    look_left: u16,
+    look_right: u16,
+    /// rows to look at: the most symbols of a lane
+    rows: usize,
+    /// the pieces of its lanes (`count`: how many)
+    members: [u32; ACROSS],
+    count: usize,
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,avx512f,avx512dq")]
+#[allow(clippy::too_many_arguments)]
+unsafe fn merge_bytes_across_avx512<'a>(
+    count: usize,
+    piece: impl Fn(usize) -> &'a [u8],
+    byte_ids: &[u32; 256],
+    table: &[(i32, u32)],
+    merges: &PairTable,
+    ids: &mut [[u32; MANY_MAX + 1]],
+    counts: &mut [u8],
+    whole_absent: bool,
+) {
+    use std::arch::x86_64::*;
+    debug_assert!(ids.len() >= count && counts.len() >= count);
+    // A single byte is its token; with `whole_absent`, two bytes are two
+    // (as in `merge_bytes_many_with`). The others, by length.
+    let at_once = 1 + whole_absent as usize;
+    let mut by_len = [0usize; MANY_MAX + 2];
+    for k in 0..count {
+        let p = piece(k);
+        debug_assert!((1..=MANY_MAX).contains(&p.len()));
+        if p.len() <= at_once {
+            for (i, &b) in p.iter().enumerate() {
+                ids[k][i] = byte_ids[b as usize];
+            }
+            counts[k] = p.len() as u8;
+        } else {
+            by_len[p.len() + 1] += 1;
+        }
+    }
+    for n in 1..by_len.len() {
+        by_len[n] += by_len[n - 1];
+    }
+    let mut order = [0u32; 256];
+    let mut order_vec;
+    let order: &mut [u32] = if count <= order.len() {
+        &mut order[..count]
+    } else {
+        order_vec = vec![0u32; count];
+        &mut order_vec
+    };
+    let mut waiting = 0;
+    for k in 0..count {
+        let n = piece(k).len();
+        if n > at_once {
+            order[by_len[n]] = k as u32;
+            by_len[n] += 1;
+            waiting += 1;
+        }
+    }
+    let no_merge = _mm512_set1_epi32(NO_MERGE);
+    let one = _mm512_set1_epi32(1);
+    let slots = merges.slots.as_ptr().cast::<i64>();
+    let shift = _mm_cvtsi32_si128(merges.shift as i32);
+    let table_mask = _mm512_set1_epi64(merges.mask as i64);
+
+    // (groups are made as they are needed: a flush of a few pieces sets up one)
+    let mut store = [const { std::mem::MaybeUninit::<Group>::uninit() }; GROUPS];
+    let mut groups = 0;
+    let mut queue = order[..waiting].chunks(ACROSS);
+    // Start group `g` on the next pieces: transposed in, first ranks from
+    // `table`; false when there are none.
+    let start = |g: &mut Group, queue: &mut std::slice::Chunks<'_, u32>| -> bool {
+        let Some(members) = queue.next() else { return false };
+        g.count = members.len();
+        g.members[..members.len()].copy_from_slice(members);
+        let mut len = [0u32; ACROSS];
+        for (l, &k) in members.iter().enumerate() {
+            let p = piece(k as usize);
+            len[l] = p.len() as u32;
+            for (i, &b) in p.iter().enumerate() {
+                g.s.syms[i][l] = byte_ids[b as usize];
+            }
+            for (i, w) in p.windows(2).enumerate() {
+                g.s.rank[i][l] = table[((w[0] as usize) << 8) | w[1] as usize].0;
+            }
+        }
+        g.rows = len.iter().copied().max().unwrap_or(0) as usize;
+        g.len = _mm512_loadu_si512(len.as_ptr().cast());
+        // (no merge made pairs to put in the rows)
+        (g.active, g.left) = (0, 0);
+        true
+    };
+    while groups < GROUPS {
+        let mut g = Group {
+            s: Across {
+                syms: [[PAD; ACROSS]; ACROSS_ROWS],
+                rank: [[NO_MERGE; ACROSS]; ACROSS_ROWS],
+            },
+            len: _mm512_setzero_si512(),
+            pos: _mm512_setzero_si512(),
+            keys: [_mm512_setzero_si512(); 4],
+            homes: [_mm512_setzero_si512(); 4],
+            active: 0,
+            left: 0,
+            look_left: 0,
+            look_right: 0,
+            rows: 0,
+            members: [0; ACROSS],
+            count: 0,
+        };
+        if !start(&mut g, &mut queue) {
+            break;
+        }
+        store[groups].write(g);
+        groups += 1;
+    }
+    // SAFETY: the first `groups` were written just above
+    let all = std::slice::from_raw_parts_mut(store.as_mut_ptr().cast::<Group>(), groups);
+    let mut busy = groups;
+    let mut done = [false; GROUPS];
+    while busy > 0 {
+        for (gi, g) in all.iter_mut().enumerate() {
+            if done[gi] {
+                continue;
+            }
+            // the ranks of the pairs the last step made
+            let join = |lo: __m256i, hi: __m256i| _mm512_inserti64x4::<1>(_mm512_castsi256_si512(lo), hi);
+            let (rank_left, rank_right) = if g.active != 0 {
+                (
+                    join(
+                        ranks_at(slots, g.keys[0], g.homes[0], table_mask, g.look_left as u8, merges),
+                        ranks_at(
+                            slots,
+                            g.keys[1],
+                            g.homes[1],
+                            table_mask,
+                            (g.look_left >> 8) as u8,
+                            merges,
+                        ),
+                    ),
+                    join(
+                        ranks_at(slots, g.keys[2], g.homes[2], table_mask, g.look_right as u8, merges),
+                        ranks_at(
+                            slots,
+                            g.keys[3],
+                            g.homes[3],
+                            table_mask,
+                            (g.look_right >> 8) as u8,
+                            merges,
+                        ),
+                    ),
+                )
+            } else {
+                (no_merge, no_merge)
+            };
+            // ... into their rows (the merged token's pair with the one
+            // before, at `pos - 1`, and with the one after, at `pos`, the
+            // merged pair's row: `NO_MERGE` where there is none), and the
+            // lowest rank of each lane
+            let rows = g.rows;
+            let (last, last_left, last_active) = (g.pos, g.left, g.active);
+            let mut best = no_merge;
+            for p in 0..rows {
+                let at = _mm512_set1_epi32(p as i32);
+                let row = g.s.rank[p].as_mut_ptr().cast();
+                let rank = _mm512_load_si512(row);
+                let rank = _mm512_mask_mov_epi32(
+                    rank,
+                    _mm512_mask_cmpeq_epi32_mask(last_left, last, _mm512_add_epi32(at, one)),
+                    rank_left,
+                );
+                let rank = _mm512_mask_mov_epi32(rank, _mm512_mask_cmpeq_epi32_mask(last_active, last, at), rank_right);
+                _mm512_store_si512(row, rank);
+                best = _mm512_min_epi32(best, rank);
+            }
+            let active = _mm512_cmpneq_epi32_mask(best, no_merge);
+            g.active = active;
+            if active == 0 {
+                // the tokens out, the rows back to padding, the next pieces
+                let mut n = [0u32; ACROSS];
+                _mm512_storeu_si512(n.as_mut_ptr().cast(), g.len);
+                let mut longest = 0;
+                for (l, (&k, &n)) in g.members.iter().zip(&n).take(g.count).enumerate() {
+                    let k = k as usize;
+                    for (id, row) in ids[k].iter_mut().zip(&g.s.syms).take(n as usize) {
+                        *id = row[l];
+                    }
+                    counts[k] = n as u8;
+                    longest = longest.max(piece(k).len());
+                }
+                for p in 0..longest {
+                    g.s.syms[p] = [PAD; ACROSS];
+                    g.s.rank[p] = [NO_MERGE; ACROSS];
+                }
+                if !start(g, &mut queue) {
+                    done[gi] = true;
+                    busy -= 1;
+                }
+                continue;
+            }
+            let mut pos = _mm512_setzero_si512();
+            for p in (0..rows).rev() {
+                let here = _mm512_cmpeq_epi32_mask(_mm512_load_si512(g.s.rank[p].as_ptr().cast()), best);
+                pos = _mm512_mask_mov_epi32(pos, here, _mm512_set1_epi32(p as i32));
+            }
+            // merge: the merged token (its rank) at `pos`, the rows after
+            // `pos + 1` one down; on the way, the symbols before and after
+            // the merged one
+            let pad = _mm512_set1_epi32(PAD as i32);
+            let (mut a, mut b) = (pad, pad);
+            for p in 0..rows {
+                let at = _mm512_set1_epi32(p as i32);
+                let eq = _mm512_mask_cmpeq_epi32_mask(active, pos, at);
+                let after = _mm512_mask_cmplt_epi32_mask(active, pos, at);
+                let sym = _mm512_load_si512(g.s.syms[p].as_ptr().cast());
+                a = _mm512_mask_mov_epi32(
+                    a,
+                    _mm512_mask_cmpeq_epi32_mask(active, pos, _mm512_add_epi32(at, one)),
+                    sym,
+                );
+                let sym = _mm512_mask_mov_epi32(sym, eq, best);
+                let sym = _mm512_mask_mov_epi32(sym, after, _mm512_load_si512(g.s.syms[p + 1].as_ptr().cast()));
+                _mm512_store_si512(g.s.syms[p].as_mut_ptr().cast(), sym);
+                b = _mm512_mask_mov_epi32(
+                    b,
+                    _mm512_mask_cmpeq_epi32_mask(active, _mm512_add_epi32(pos, one), at),
+                    sym,
+                );
+                let rank = _mm512_load_si512(g.s.rank[p].as_ptr().cast());
+                let rank = _mm512_mask_mov_epi32(rank, after, _mm512_load_si512(g.s.rank[p + 1].as_ptr().cast()));
+                _mm512_store_si512(g.s.rank[p].as_mut_ptr().cast(), rank);
+            }
+            let len = _mm512_mask_sub_epi32(g.len, active, g.len, one);
+            g.len = len;
+            g.pos = pos;
+            g.rows = _mm512_reduce_max_epu32(len) as usize;
+            // the new pairs: the merged token with its neighbours
+            g.left = _mm512_mask_cmpgt_epi32_mask(active, pos, _mm512_setzero_si512());
+            let right = _mm512_mask_cmplt_epi32_mask(active, _mm512_add_epi32(pos, one), len);
+            // (`whole_absent`: two symbols left are the piece's tokens)
+            let open = if whole_absent {
+                _mm512_cmpneq_epi32_mask(len, _mm512_set1_epi32(2))
+            } else {
+                u16::MAX
+            };
+            g.look_left = g.left & open;
+            g.look_right = right & open;
+            // their keys and homes, and the homes prefetched (lanes with
+            // nothing to look up: the first slot, one line for all)
+            let no_id = _mm512_set1_epi32(NO_ID as i32);
+            let (a, m, b) = (
+                _mm512_min_epu32(a, no_id),
+                _mm512_min_epu32(best, no_id),
+                _mm512_min_epu32(b, no_id),
+            );
+            let key = |x: __m256i, y: __m256i| {
+                _mm512_or_si512(
+                    _mm512_slli_epi64(_mm512_cvtepu32_epi64(x), FIELD),
+                    _mm512_cvtepu32_epi64(y),
+                )
+            };
+            let lo = |v: __m512i| _mm512_castsi512_si256(v);
+            let hi = |v: __m512i| _mm512_extracti64x4_epi64::<1>(v);
+            g.keys = [
+                key(lo(a), lo(m)),
+                key(hi(a), hi(m)),
+                key(lo(m), lo(b)),
+                key(hi(m), hi(b)),
+            ];
+            let k = _mm512_set1_epi64(0x9E37_79B9_7F4A_7C15u64 as i64);
+            let looks = [
+                g.look_left as u8,
+                (g.look_left >> 8) as u8,
+                g.look_right as u8,
+                (g.look_right >> 8) as u8,
+            ];
+            let mut lines = [0u64; 32];
+            let base = _mm512_set1_epi64(slots as i64);
+            for i in 0..4 {
+                let home = _mm512_and_si512(_mm512_srl_epi64(_mm512_mullo_epi64(g.keys[i], k), shift), table_mask);
+                g.homes[i] = home;
+                let line = _mm512_maskz_slli_epi64(looks[i], home, 3);
+                _mm512_storeu_si512(lines[8 * i..].as_mut_ptr().cast(), _mm512_add_epi64(line, base));
+            }
+            for &line in &lines {
+                _mm_prefetch::<_MM_HINT_T0>(line as *const i8);
+            }
+        }
+    }
+}
+
+/// The ranks of eight pairs (`keys`, at `homes`) in `merges` (by id),
+/// from gathers of the two slots `rank_at` reads; `NO_MERGE` in lanes
+/// outside `mask` and for pairs that do not merge. Pairs further from
+/// home than two slots (rare) are looked up one by one.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,avx512f,avx512dq")]
+#[inline]
+unsafe fn ranks_at(
+    slots: *const i64,
+    key: std::arch::x86_64::__m512i,
+    home: std::arch::x86_64::__m512i,
+    table_mask: std::arch::x86_64::__m512i,
+    mask: u8,
+    merges: &PairTable,
+) -> std::arch::x86_64::__m256i {
+    use std::arch::x86_64::*;
+    if mask == 0 {
+        return _mm256_set1_epi32(NO_MERGE);
+    }
+    let next = _mm512_and_si512(_mm512_add_epi64(home, _mm512_set1_epi64(1)), table_mask);
+    let empty = _mm512_set1_epi64(EMPTY as i64);
+    let s0 = _mm512_mask_i64gather_epi64::<8>(empty, mask, home, slots);
+    let s1 = _mm512_mask_i64gather_epi64::<8>(empty, mask, next, slots);
+    let key_mask = _mm512_set1_epi64(KEY_MASK as i64);
+    let hit0 = _mm512_cmpeq_epi64_mask(_mm512_and_si512(s0, key_mask), key);
+    let hit1 = _mm512_cmpeq_epi64_mask(_mm512_and_si512(s1, key_mask), key);
+    let slot = _mm512_mask_mov_epi64(s1, hit0, s0);
+    let rank = _mm512_and_si512(_mm512_srli_epi64(slot, 2 * FIELD), _mm512_set1_epi64(FIELD_MASK as i64));
+    let mut rank = _mm512_mask_mov_epi64(_mm512_set1_epi64(NO_MERGE as i64), hit0 | hit1, rank);
+    let far = mask & !(hit0 | hit1) & _mm512_test_epi64_mask(s0, _mm512_set1_epi64(FAR as i64));
+    if far != 0 {
+        let mut r = [0i64; 8];
+        let (mut k, mut t) = ([0u64; 8], [0u64; 8]);
+        _mm512_storeu_si512(r.as_mut_ptr().cast(), rank);
+        _mm512_storeu_si512(k.as_mut_ptr().cast(), key);
+        _mm512_storeu_si512(t.as_mut_ptr().cast(), home);
+        let mut bits = far;
+        while bits != 0 {
+            let i = bits.trailing_zeros() as usize;
+            r[i] = merges.rank_far(k[i], t[i] as usize).0 as i64;
+            bits &= bits - 1;
+        }
+        rank = _mm512_loadu_si512(r.as_ptr().cast());
+    }
+    _mm512_cvtepi64_epi32(rank)
+}
+
 /// Whether `merge_bytes_many_wide` (and `_wider`) works on this CPU.
 pub fn wide_lanes() -> bool {
     crate::has_avx2()
@@ -1513,6 +1951,120 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Merges that chain (each from two tokens made before it, ranked by
+    /// the id they make), over eight byte tokens, enough of them that the
+    /// pair table has pairs two or more slots from home; and `count` pieces
+    /// of 1 to `max` of those bytes.
+    fn chained_pieces(max: usize, count: usize) -> ([u32; 256], Merges, Vec<Vec<u8>>) {
+        let mut byte_ids = [u32::MAX; 256];
+        for b in 0..8u32 {
+            byte_ids[b as usize] = b;
+        }
+        let mut x = 11u64;
+        let mut next = |n: u64| {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (x >> 33) % n
+        };
+        let mut merges = Merges::default();
+        let mut id = 8u32;
+        while id < 6000 {
+            // (mostly recent tokens, so that merges build on merges)
+            let pick = |r: u64| {
+                if r.is_multiple_of(3) {
+                    r % id as u64
+                } else {
+                    id as u64 - 1 - r % (id as u64).min(64)
+                }
+            };
+            let (a, b) = (pick(next(1 << 20)) as u32, pick(next(1 << 20)) as u32);
+            if let std::collections::hash_map::Entry::Vacant(e) = merges.entry((a, b)) {
+                e.insert((id, id));
+                id += 1;
+            }
+        }
+        let pieces = (0..count)
+            .map(|_| {
+                let len = 1 + next(max as u64) as usize;
+                (0..len).map(|_| next(8) as u8).collect()
+            })
+            .collect();
+        (byte_ids, merges, pieces)
+    }
+
+    /// Sixteen pieces a vector (`merge_bytes_across`) merge like one piece
+    /// at a time, with and without `whole_absent`, in batches of every size
+    /// around a group and past the stack's room for the pieces' order
+    /// (256); pairs far from their home in the pair table are found.
+    #[test]
+    fn pieces_merged_across_vector_lanes_merge_like_one_at_a_time() {
+        let (byte_ids, merges, pieces) = chained_pieces(MANY_MAX, 3000);
+        let table = PairTable::new(&merges);
+        assert!(table.by_id);
+        let far = table.slots.iter().filter(|&&s| s != EMPTY && s & FAR != 0).count();
+        assert!(far > 20, "{far} far homes");
+        let bytes = byte_pair_table(&table, &byte_ids);
+        let want: Vec<Vec<u32>> = pieces
+            .iter()
+            .map(|p| {
+                let mut syms = Vec::new();
+                assert!(merge_bytes(p, &byte_ids, &bytes, &merges, &mut syms));
+                syms.iter().map(|s| s.0).collect()
+            })
+            .collect();
+        // pieces that merge into one, into many, and not at all
+        assert!(want.iter().filter(|w| w.len() == 1).count() > 50);
+        assert!(want.iter().any(|w| w.len() > 6));
+        assert!(want.iter().zip(&pieces).any(|(w, p)| p.len() > 3 && w.len() == p.len()));
+        assert_eq!(across_applies(&table), across_lanes());
+        if !across_lanes() {
+            eprintln!("this CPU lacks AVX-512 F/DQ: only merge_bytes_across's fallback to the scalar lanes is tested");
+        }
+        for whole_absent in [false, true] {
+            // (with `whole_absent`: only pieces whose whole is no token)
+            let chosen: Vec<usize> = (0..pieces.len())
+                .filter(|&i| !whole_absent || want[i].len() != 1)
+                .collect();
+            let mut start = 0;
+            for size in [1, 2, ACROSS - 1, ACROSS, ACROSS + 1, 40, 64, 65, 300]
+                .into_iter()
+                .cycle()
+            {
+                if start >= chosen.len() {
+                    break;
+                }
+                let batch = &chosen[start..(start + size).min(chosen.len())];
+                let (mut ids, mut counts) = (vec![[0u32; MANY_MAX + 1]; batch.len()], vec![0u8; batch.len()]);
+                let piece = |i: usize| pieces[batch[i]].as_slice();
+                merge_bytes_across(
+                    batch.len(),
+                    piece,
+                    &byte_ids,
+                    &bytes,
+                    &table,
+                    &mut ids,
+                    &mut counts,
+                    whole_absent,
+                );
+                for (k, &i) in batch.iter().enumerate() {
+                    assert_eq!(
+                        &ids[k][..counts[k] as usize],
+                        &want[i][..],
+                        "{:?} {whole_absent}",
+                        pieces[i]
+                    );
+                }
+                start += batch.len();
+            }
+        }
+        // merges not ranked by the ids they make: the scalar lanes' work
+        let mut other = merges.clone();
+        for (k, (_, v)) in other.iter_mut().enumerate() {
+            v.1 = 100_000 + (k as u32 * 7919) % 10_000;
+        }
+        let other = PairTable::new(&other);
+        assert!(!other.by_id && !across_applies(&other));
     }
 
     /// With `whole_absent`, a piece stops merging when two symbols are left

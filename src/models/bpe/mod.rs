@@ -1274,9 +1274,10 @@ impl Bpe {
     }
 
     /// Merge the pieces `look_up` left waiting, all together (see
-    /// `merge::merge_bytes_many`: their waits for the pair table overlap;
-    /// those longer than `SHORT_MAX` in `merge_bytes_many_wide`), cache
-    /// them, and replace every mark left in `out` by its tokens.
+    /// `merge::merge_bytes_across` and `merge::merge_bytes_many`: their
+    /// waits for the pair table overlap; those longer than `SHORT_MAX` in
+    /// `merge_bytes_many_wide`), cache them, and replace every mark left in
+    /// `out` by its tokens.
     #[inline(never)]
     fn flush(&self, bytes: &[u8], local: &mut LocalCache, work: &mut Work, out: &mut Vec<u32>) {
         if work.marks.is_empty() {
@@ -1288,7 +1289,7 @@ impl Bpe {
             work.merged.resize(k, [0; merge::MANY_MAX + 1]);
             work.counts.resize(k, 0);
             let merging = &work.merging;
-            merge::merge_bytes_many(
+            merge::merge_bytes_across(
                 k,
                 |i| &bytes[merging[i].start..merging[i].start + merging[i].len],
                 &self.byte_ids,
