@@ -1137,10 +1137,7 @@ pub fn across_applies(merges: &PairTable) -> bool {
 fn across_lanes() -> bool {
     #[cfg(target_arch = "x86_64")]
     {
-        static HAS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-        *HAS.get_or_init(|| {
-            std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("avx512dq") && crate::has_avx2()
-        })
+        std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("avx512dq") && crate::has_avx2()
     }
     #[cfg(not(target_arch = "x86_64"))]
     false
@@ -1196,20 +1193,13 @@ unsafe fn merge_bytes_across_avx512<'a>(
 ) {
     use std::arch::x86_64::*;
     debug_assert!(ids.len() >= count && counts.len() >= count);
-    // A single byte is its token; with `whole_absent`, two bytes are two
-    // (as in `merge_bytes_many_with`). The others, by length.
-    let at_once = 1 + whole_absent as usize;
+    // the pieces that need no merging; the others, by length
+    let at_once = bytes_as_tokens(count, &piece, byte_ids, ids, counts, whole_absent);
     let mut by_len = [0usize; MANY_MAX + 2];
     for k in 0..count {
-        let p = piece(k);
-        debug_assert!((1..=MANY_MAX).contains(&p.len()));
-        if p.len() <= at_once {
-            for (i, &b) in p.iter().enumerate() {
-                ids[k][i] = byte_ids[b as usize];
-            }
-            counts[k] = p.len() as u8;
-        } else {
-            by_len[p.len() + 1] += 1;
+        let n = piece(k).len();
+        if n > at_once {
+            by_len[n + 1] += 1;
         }
     }
     for n in 1..by_len.len() {
@@ -1516,6 +1506,33 @@ pub fn wide_lanes() -> bool {
     crate::has_avx2()
 }
 
+/// The tokens of the pieces (of 1 to `W - 1` bytes) that need no merging,
+/// each byte its token: a single byte, and with `whole_absent` (the whole
+/// piece is no token) two bytes, whose only merge would make the whole.
+/// Returns the longest such length; the lanes merge the longer pieces.
+#[inline(always)]
+fn bytes_as_tokens<'a, const W: usize>(
+    count: usize,
+    piece: &impl Fn(usize) -> &'a [u8],
+    byte_ids: &[u32; 256],
+    ids: &mut [[u32; W]],
+    counts: &mut [u8],
+    whole_absent: bool,
+) -> usize {
+    let at_once = 1 + whole_absent as usize;
+    for k in 0..count {
+        let p = piece(k);
+        debug_assert!((1..W).contains(&p.len()));
+        if p.len() <= at_once {
+            for (i, &b) in p.iter().enumerate() {
+                ids[k][i] = byte_ids[b as usize];
+            }
+            counts[k] = p.len() as u8;
+        }
+    }
+    at_once
+}
+
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 fn merge_bytes_many_with<'a, const W: usize, R: RankVec<W>>(
@@ -1529,19 +1546,7 @@ fn merge_bytes_many_with<'a, const W: usize, R: RankVec<W>>(
     whole_absent: bool,
 ) {
     debug_assert!(ids.len() >= count && counts.len() >= count);
-    // A single byte is its token; with `whole_absent`, two bytes are two
-    // (their only merge would be the whole piece).
-    let at_once = 1 + whole_absent as usize;
-    for k in 0..count {
-        let p = piece(k);
-        debug_assert!((1..W).contains(&p.len()));
-        if p.len() <= at_once {
-            for (i, &b) in p.iter().enumerate() {
-                ids[k][i] = byte_ids[b as usize];
-            }
-            counts[k] = p.len() as u8;
-        }
-    }
+    let at_once = bytes_as_tokens(count, &piece, byte_ids, ids, counts, whole_absent);
     let pad = merges.locate(PAD, PAD);
     let mut taken = 0;
     // the next piece that needs merging
