@@ -10,6 +10,16 @@
 //! touches them (and a few freed blocks are kept for reuse); every other
 //! allocation goes to the system allocator.
 //!
+//! Huge pages are for what lives long and is read at random. A large
+//! buffer made for one call (an encoding's ids, a batch's ids, a text
+//! converted to UTF-8) is allocated inside [`plain`]: on ordinary pages.
+//! In a virtual machine a fresh huge page can cost far more than its 2 MB
+//! of zeroing (the host backs it on first touch: a 2 MB batch output took
+//! 1 to 11 ms to fault in, against under 1 ms on ordinary pages), and a
+//! buffer written once from start to end gains nothing from the TLB. Such
+//! a block starts one page past its mapping's 2 MB boundary, which is how
+//! `dealloc` and `realloc` tell it (a block grown keeps its kind).
+//!
 //! `TOKENSMITH_HUGE_PAGES=0` in the environment turns this off (read once,
 //! at the first large allocation).
 
@@ -23,6 +33,22 @@ const HUGE: usize = 2 << 20;
 /// The smallest allocation placed on huge pages (it takes at most twice
 /// its size of address space; only the pages touched are memory).
 const MIN_SIZE: usize = 1 << 20;
+
+/// Run `f` with the large blocks it allocates on this thread (and any they
+/// grow into later, on any thread) on ordinary pages: for buffers made for
+/// one call, see the module's documentation.
+pub fn plain<R>(f: impl FnOnce() -> R) -> R {
+    imp::enter_plain();
+    /// Leaves the scope however `f` returns.
+    struct Leave;
+    impl Drop for Leave {
+        fn drop(&mut self) {
+            imp::leave_plain();
+        }
+    }
+    let _leave = Leave;
+    f()
+}
 
 #[cfg(target_os = "linux")]
 mod imp {
@@ -60,10 +86,45 @@ mod imp {
         size.div_ceil(HUGE) * HUGE
     }
 
+    /// Where a block on ordinary pages starts in its mapping (the page
+    /// before it holds whether the mapping was marked for huge pages).
+    pub const PLAIN_OFFSET: usize = 4096;
+
+    thread_local! {
+        /// How deep this thread is in `plain` scopes.
+        static PLAIN: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+    }
+
+    pub fn enter_plain() {
+        let _ = PLAIN.try_with(|p| p.set(p.get() + 1));
+    }
+
+    pub fn leave_plain() {
+        let _ = PLAIN.try_with(|p| p.set(p.get().saturating_sub(1)));
+    }
+
+    /// Whether this thread is in a `plain` scope.
+    pub fn in_plain() -> bool {
+        PLAIN.try_with(|p| p.get() > 0).unwrap_or(false)
+    }
+
+    /// Whether the block of ours at `p` is on ordinary pages.
+    #[inline]
+    pub fn is_plain(p: *mut u8) -> bool {
+        !(p as usize).is_multiple_of(HUGE)
+    }
+
+    /// The mapping's length for a block of `size` bytes of that kind.
+    #[inline]
+    pub fn mapped(size: usize, plain: bool) -> usize {
+        rounded(if plain { size + PLAIN_OFFSET } else { size })
+    }
+
     /// Blocks unmapped last, kept for the next of their size (an encode's
     /// output and work buffers come and go with each call: a fresh mapping
-    /// is a page fault and 2 MB zeroed by the kernel): (address, length).
-    static FREE: Mutex<[(usize, usize); KEEP]> = Mutex::new([(0, 0); KEEP]);
+    /// is page faults, and a huge page 2 MB zeroed by the kernel):
+    /// (address, length, marked for huge pages).
+    static FREE: Mutex<[(usize, usize, bool); KEEP]> = Mutex::new([(0, 0, false); KEEP]);
     const KEEP: usize = 8;
     /// At most this much address space is kept in `FREE`.
     const KEEP_BYTES: usize = 32 << 20;
@@ -71,7 +132,7 @@ mod imp {
     /// `FREE`, unless another thread holds it (then the block is mapped or
     /// unmapped as if none were kept: never a wait inside the allocator,
     /// nor a lock a fork could leave held for good).
-    fn kept() -> Option<std::sync::MutexGuard<'static, [(usize, usize); KEEP]>> {
+    fn kept() -> Option<std::sync::MutexGuard<'static, [(usize, usize, bool); KEEP]>> {
         match FREE.try_lock() {
             Ok(g) => Some(g),
             Err(std::sync::TryLockError::Poisoned(e)) => Some(e.into_inner()),
@@ -79,47 +140,68 @@ mod imp {
         }
     }
 
-    /// A block of `rounded(size)` bytes on a 2 MB boundary (zeroed if
-    /// `zeroed`), or null.
-    pub unsafe fn alloc(size: usize, zeroed: bool) -> *mut u8 {
-        let len = rounded(size);
+    /// A block of `size` bytes (zeroed if `zeroed`), or null: on huge pages
+    /// at a 2 MB boundary, or on ordinary pages (`plain`) `PLAIN_OFFSET`
+    /// past one. A kept mapping of the length serves either kind, except
+    /// one not marked for huge pages a block that wants them.
+    pub unsafe fn alloc(size: usize, zeroed: bool, plain: bool) -> *mut u8 {
+        let len = mapped(size, plain);
         let kept = kept().and_then(|mut free| {
-            let b = free.iter_mut().find(|b| b.1 == len)?;
-            Some(std::mem::take(b).0)
+            let b = free.iter_mut().find(|b| b.1 == len && (plain || b.2))?;
+            Some((std::mem::take(b).0, b.2))
         });
-        match kept {
-            Some(p) => {
+        let (base, huge) = match kept {
+            Some((p, huge)) => {
                 let p = p as *mut u8;
                 if zeroed {
                     // SAFETY: the block is `len` bytes, ours alone now
-                    unsafe { std::ptr::write_bytes(p, 0, size) };
+                    unsafe { std::ptr::write_bytes(p.add(if plain { PLAIN_OFFSET } else { 0 }), 0, size) };
                 }
-                p
+                (p, huge)
             }
             // SAFETY: a new mapping
-            None => unsafe { map(len) },
+            None => (unsafe { map(len, !plain) }, !plain),
+        };
+        if base.is_null() || !plain {
+            return base;
+        }
+        // SAFETY: the mapping's first page is before the block
+        unsafe {
+            *base = huge as u8;
+            base.add(PLAIN_OFFSET)
         }
     }
 
-    /// Give back a block `alloc(size, _)` returned: kept for reuse, or unmapped.
+    /// Give back a block `alloc(size, _, _)` returned: kept for reuse, or unmapped.
     pub unsafe fn free(p: *mut u8, size: usize) {
-        let len = rounded(size);
+        let plain = is_plain(p);
+        let len = mapped(size, plain);
+        // SAFETY: (the caller's) a block of ours: a plain one has its
+        // mapping's first page before it, holding the mark
+        let (base, huge) = unsafe {
+            if plain {
+                let base = p.sub(PLAIN_OFFSET);
+                (base, *base != 0)
+            } else {
+                (p, true)
+            }
+        };
         if let Some(mut free) = kept() {
             let held: usize = free.iter().map(|b| b.1).sum();
             if held + len <= KEEP_BYTES {
                 if let Some(b) = free.iter_mut().find(|b| b.1 == 0) {
-                    *b = (p as usize, len);
+                    *b = (base as usize, len, huge);
                     return;
                 }
             }
         }
-        // SAFETY: (the caller's) `p` is a mapping of `len` bytes
-        unsafe { libc::munmap(p.cast(), len) };
+        // SAFETY: (the caller's) `base` is a mapping of `len` bytes
+        unsafe { libc::munmap(base.cast(), len) };
     }
 
     /// A new zeroed mapping of `len` bytes (a multiple of `HUGE`) on a
-    /// 2 MB boundary, or null.
-    unsafe fn map(len: usize) -> *mut u8 {
+    /// 2 MB boundary, marked for huge pages if `huge`, or null.
+    unsafe fn map(len: usize, huge: bool) -> *mut u8 {
         let Some(span) = len.checked_add(HUGE) else {
             return std::ptr::null_mut();
         };
@@ -149,7 +231,9 @@ mod imp {
                 libc::munmap((aligned + len) as *mut libc::c_void, tail);
             }
             // (advice only: if the kernel declines, these are ordinary pages)
-            libc::madvise(aligned as *mut libc::c_void, len, libc::MADV_HUGEPAGE);
+            if huge {
+                libc::madvise(aligned as *mut libc::c_void, len, libc::MADV_HUGEPAGE);
+            }
         }
         aligned as *mut u8
     }
@@ -161,10 +245,19 @@ mod imp {
     pub fn ours(_size: usize, _align: usize) -> bool {
         false
     }
-    pub fn rounded(size: usize) -> usize {
+    pub fn enter_plain() {}
+    pub fn leave_plain() {}
+    pub fn in_plain() -> bool {
+        false
+    }
+    pub const PLAIN_OFFSET: usize = 4096;
+    pub fn is_plain(_p: *mut u8) -> bool {
+        false
+    }
+    pub fn mapped(size: usize, _plain: bool) -> usize {
         size
     }
-    pub unsafe fn alloc(_size: usize, _zeroed: bool) -> *mut u8 {
+    pub unsafe fn alloc(_size: usize, _zeroed: bool, _plain: bool) -> *mut u8 {
         std::ptr::null_mut()
     }
     pub unsafe fn free(_p: *mut u8, _size: usize) {}
@@ -184,7 +277,8 @@ impl HugePages {
         // layout, as given, for the system allocator
         unsafe {
             if imp::ours(layout.size(), layout.align()) {
-                imp::alloc(layout.size(), zeroed)
+                let plain = imp::in_plain() && layout.align() <= imp::PLAIN_OFFSET;
+                imp::alloc(layout.size(), zeroed, plain)
             } else if zeroed {
                 System.alloc_zeroed(layout)
             } else {
@@ -227,7 +321,13 @@ unsafe impl GlobalAlloc for HugePages {
             // SAFETY: the caller's block and layout, both the system's
             return unsafe { System.realloc(ptr, layout, new_size) };
         }
-        if old_ours && new_ours && imp::rounded(new_size) == imp::rounded(layout.size()) {
+        // (a block of ours grows into one of its kind)
+        let plain = if old_ours {
+            imp::is_plain(ptr)
+        } else {
+            imp::in_plain() && layout.align() <= imp::PLAIN_OFFSET
+        };
+        if old_ours && new_ours && imp::mapped(new_size, plain) == imp::mapped(layout.size(), plain) {
             // (the mapping has room for it already)
             return ptr;
         }
@@ -235,7 +335,11 @@ unsafe impl GlobalAlloc for HugePages {
         // caller vouches for); the copy is within both blocks
         unsafe {
             let new_layout = Layout::from_size_align_unchecked(new_size, layout.align());
-            let new = self.alloc(new_layout);
+            let new = if new_ours {
+                imp::alloc(new_size, false, plain)
+            } else {
+                System.alloc(new_layout)
+            };
             if !new.is_null() {
                 std::ptr::copy_nonoverlapping(ptr, new, layout.size().min(new_size));
                 self.dealloc(ptr, layout);
@@ -303,6 +407,53 @@ mod tests {
                 fill(p, n);
             }
             a.dealloc(p, l);
+        }
+    }
+
+    #[test]
+    fn plain_blocks_stay_plain_as_they_grow_and_huge_ones_huge() {
+        let a = HugePages;
+        let kind = |p: *mut u8| p as usize % HUGE;
+        for zeroed in [false, true] {
+            for _ in 0..3 {
+                // SAFETY: each block is used within its size and given back
+                // with its layout (a realloc's result with the new size)
+                unsafe {
+                    let l = layout(MIN_SIZE + 100, 8);
+                    let p = plain(|| if zeroed { a.alloc_zeroed(l) } else { a.alloc(l) });
+                    assert!(!p.is_null());
+                    if !imp::ours(l.size(), 8) {
+                        a.dealloc(p, l);
+                        continue;
+                    }
+                    assert_eq!(kind(p), imp::PLAIN_OFFSET, "a plain block, a page past 2 MB");
+                    let s = std::slice::from_raw_parts_mut(p, l.size());
+                    if zeroed {
+                        assert!(s.iter().all(|&b| b == 0));
+                    }
+                    s.fill(7);
+                    // grown outside the scope (as a vector grows later): still
+                    // plain, contents kept; then within its mapping
+                    let q = a.realloc(p, l, 3 * HUGE);
+                    assert_eq!(kind(q), imp::PLAIN_OFFSET);
+                    assert!(std::slice::from_raw_parts(q, l.size()).iter().all(|&b| b == 7));
+                    let r = a.realloc(q, layout(3 * HUGE, 8), 3 * HUGE + 10);
+                    assert_eq!(kind(r), imp::PLAIN_OFFSET);
+                    a.dealloc(r, layout(3 * HUGE + 10, 8));
+                    // a block allocated outside the scope is on huge pages, even
+                    // where a plain one was just given back
+                    let h = a.alloc(l);
+                    assert_eq!(kind(h), 0);
+                    let g = plain(|| a.realloc(h, l, 2 * MIN_SIZE + 5));
+                    assert_eq!(kind(g), 0, "a huge block grows into a huge one");
+                    a.dealloc(g, layout(2 * MIN_SIZE + 5, 8));
+                    // an alignment past the plain offset keeps huge pages
+                    let big = layout(MIN_SIZE, 2 * imp::PLAIN_OFFSET);
+                    let b = plain(|| a.alloc(big));
+                    assert_eq!(kind(b), 0);
+                    a.dealloc(b, big);
+                }
+            }
         }
     }
 

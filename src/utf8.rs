@@ -45,7 +45,8 @@ pub fn push_units(units: Units<'_>, out: &mut String) -> Result<(), NotEncodable
     let bytes = unsafe { out.as_mut_vec() };
     // (`SLACK` more: a block of UCS-2 converted with vector instructions
     // writes sixteen bytes for every four characters)
-    bytes.reserve(units.max_utf8_len() + SLACK);
+    // (a buffer for one call: on ordinary pages, see `huge_pages`)
+    crate::huge_pages::plain(|| bytes.reserve(units.max_utf8_len() + SLACK));
     let written = match units {
         Units::Latin1(u) => {
             latin1(u, bytes);
@@ -60,8 +61,10 @@ pub fn push_units(units: Units<'_>, out: &mut String) -> Result<(), NotEncodable
     written
 }
 
-/// Bytes past the widest UTF-8 of the units that `Block::utf8_16` may write.
-const SLACK: usize = 4;
+/// Bytes past the widest UTF-8 of the units that `Block::utf8_16` and
+/// `ucs2_avx512` may write (the latter stores sixty-four bytes for sixteen
+/// characters, which take forty-eight at most).
+const SLACK: usize = 16;
 
 /// Blocks of sixteen units (callers check `at + 16 <= len`).
 trait Block {
@@ -334,6 +337,12 @@ unsafe fn ucs2_one(u: u16, dst: *mut u8) -> Option<usize> {
 
 fn ucs2(units: &[u16], out: &mut Vec<u8>) -> Result<(), NotEncodable> {
     #[cfg(target_arch = "x86_64")]
+    if has_avx512_compress() {
+        // SAFETY: the CPU has those features; `push_units` reserved three
+        // bytes per unit, and `SLACK`.
+        return unsafe { ucs2_avx512(units, out) };
+    }
+    #[cfg(target_arch = "x86_64")]
     if crate::has_avx2() {
         // SAFETY: the CPU has AVX2; `push_units` reserved three bytes per
         // unit, and `SLACK`.
@@ -378,6 +387,86 @@ unsafe fn ucs2_avx2(units: &[u16], out: &mut Vec<u8>) -> Result<(), NotEncodable
         let end = (i + 32).min(n);
         convert(&units[i..end], out, |u, dst| ucs2_one(u, dst)).map_err(|e| NotEncodable { index: i + e.index })?;
         i = end;
+    }
+    Ok(())
+}
+
+/// Whether the CPU has what `ucs2_avx512` needs (std caches the answer).
+#[cfg(target_arch = "x86_64")]
+fn has_avx512_compress() -> bool {
+    std::is_x86_feature_detected!("avx512f")
+        && std::is_x86_feature_detected!("avx512bw")
+        && std::is_x86_feature_detected!("avx512vbmi2")
+        && std::is_x86_feature_detected!("bmi2")
+        && std::is_x86_feature_detected!("popcnt")
+}
+
+/// `ucs2` with AVX-512, thirty-two units at a time: a block of ASCII
+/// narrowed to bytes at once; any other block as two sets of sixteen
+/// characters, each widened to a 32-bit lane that gets the character's one
+/// to three UTF-8 bytes, and the bytes that are used compressed together
+/// (one `vpcompressb`). Chinese or Japanese text converts several times
+/// faster than four characters at a time (`ucs2_vector`).
+///
+/// A block with a surrogate, and the last units (fewer than thirty-two),
+/// go to `convert`, which reports the surrogate.
+///
+/// # Safety
+/// The CPU has the features of `has_avx512_compress`; `out` has room for
+/// three bytes a unit, and `SLACK`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vbmi2,bmi2,popcnt")]
+unsafe fn ucs2_avx512(units: &[u16], out: &mut Vec<u8>) -> Result<(), NotEncodable> {
+    use std::arch::x86_64::*;
+    let n = units.len();
+    let mut i = 0;
+    let base = out.as_mut_ptr().add(out.len());
+    let mut dst = base;
+    let set = _mm512_set1_epi32;
+    while i + 32 <= n {
+        let v = _mm512_loadu_si512(units.as_ptr().add(i).cast());
+        if _mm512_test_epi16_mask(v, _mm512_set1_epi16(0xFF80u16 as i16)) == 0 {
+            _mm256_storeu_si256(dst.cast(), _mm512_cvtepi16_epi8(v));
+            dst = dst.add(32);
+            i += 32;
+            continue;
+        }
+        let surrogate = _mm512_cmpeq_epi16_mask(
+            _mm512_and_si512(v, _mm512_set1_epi16(0xF800u16 as i16)),
+            _mm512_set1_epi16(0xD800u16 as i16),
+        );
+        if surrogate != 0 {
+            break;
+        }
+        for half in [_mm512_castsi512_si256(v), _mm512_extracti64x4_epi64::<1>(v)] {
+            let c = _mm512_cvtepu16_epi32(half);
+            let two = _mm512_cmpgt_epu32_mask(c, set(0x7F));
+            let three = _mm512_cmpgt_epu32_mask(c, set(0x7FF));
+            let low = _mm512_or_si512(set(0x80), _mm512_and_si512(c, set(0x3F)));
+            let mid = _mm512_or_si512(set(0x80), _mm512_and_si512(_mm512_srli_epi32::<6>(c), set(0x3F)));
+            // two bytes: 110xxxxx 10xxxxxx; three: 1110xxxx 10xxxxxx 10xxxxxx
+            let w2 = _mm512_or_si512(
+                _mm512_or_si512(set(0xC0), _mm512_srli_epi32::<6>(c)),
+                _mm512_slli_epi32::<8>(low),
+            );
+            let w3 = _mm512_or_si512(
+                _mm512_or_si512(set(0xE0), _mm512_srli_epi32::<12>(c)),
+                _mm512_or_si512(_mm512_slli_epi32::<8>(mid), _mm512_slli_epi32::<16>(low)),
+            );
+            let w = _mm512_mask_mov_epi32(_mm512_mask_mov_epi32(c, two, w2), three, w3);
+            // of each lane's four bytes: the first always, the second for
+            // two bytes or three, the third for three
+            let keep = 0x1111_1111_1111_1111u64
+                | _pdep_u64(two as u64, 0x2222_2222_2222_2222)
+                | _pdep_u64(three as u64, 0x4444_4444_4444_4444);
+            _mm512_storeu_si512(dst.cast(), _mm512_maskz_compress_epi8(keep, w));
+            dst = dst.add(keep.count_ones() as usize);
+        }
+        i += 32;
+    }
+    out.set_len(out.len() + dst.offset_from(base) as usize);
+    if i < n {
+        convert(&units[i..], out, |u, dst| ucs2_one(u, dst)).map_err(|e| NotEncodable { index: i + e.index })?;
     }
     Ok(())
 }
@@ -428,10 +517,39 @@ mod tests {
             push_units(Units::Ucs2(&u), &mut got).unwrap();
             assert_eq!(&got[7..], want);
             got.truncate(7);
+            for (way, res) in ucs2_each(&u) {
+                assert_eq!(res.as_deref(), Ok(want.as_str()), "{way}");
+            }
         }
         let u: Vec<u32> = chars.iter().map(|&c| c as u32).collect();
         push_units(Units::Ucs4(&u), &mut got).unwrap();
         assert_eq!(&got[7..], want);
+    }
+
+    /// The UCS-2 conversions this CPU can run, each on its own (`push_units`
+    /// takes the fastest): their UTF-8, or their error.
+    fn ucs2_each(u: &[u16]) -> Vec<(&'static str, Result<String, NotEncodable>)> {
+        type Way = fn(&[u16], &mut Vec<u8>) -> Result<(), NotEncodable>;
+        // SAFETY: (each) room for three bytes a unit and `SLACK`, below
+        let mut ways: Vec<(&'static str, Way)> =
+            vec![("four at a time", |u, v| unsafe { convert(u, v, |x, d| ucs2_one(x, d)) })];
+        #[cfg(target_arch = "x86_64")]
+        {
+            if crate::has_avx2() {
+                // SAFETY: the CPU has AVX2
+                ways.push(("avx2", |u, v| unsafe { ucs2_avx2(u, v) }));
+            }
+            if has_avx512_compress() {
+                // SAFETY: the CPU has those features
+                ways.push(("avx512", |u, v| unsafe { ucs2_avx512(u, v) }));
+            }
+        }
+        ways.into_iter()
+            .map(|(name, f)| {
+                let mut v = Vec::with_capacity(3 * u.len() + SLACK);
+                (name, f(u, &mut v).map(|()| String::from_utf8(v).expect("UTF-8")))
+            })
+            .collect()
     }
 
     #[test]
@@ -491,19 +609,24 @@ mod tests {
             Err(NotEncodable { index: 1 })
         );
         assert!(out.is_empty());
-        // inside blocks of sixteen characters of every width (converted four
-        // at a time until the block with the bad one)
+        // inside blocks of sixteen or thirty-two characters of every width
+        // (converted four, or sixteen, at a time until the block with the
+        // bad one), and in the last units after them
         let base: Vec<u16> = "中文 é テキスト, mixed 字符 and ASCII; 한국어 ÿ text ß end. Ωμέγα"
+            .repeat(3)
             .encode_utf16()
             .collect();
-        assert!(base.len() > 48);
-        for at in [0usize, 3, 8, 15, 16, 17, 24, 31, 40, 47] {
+        assert!(base.len() > 112);
+        for at in [0usize, 3, 8, 15, 16, 17, 24, 31, 40, 47, 63, 64, 90, base.len() - 1] {
             for bad in [0xD800u16, 0xDBFF, 0xDC00, 0xDFFF] {
                 let mut u = base.clone();
                 u[at] = bad;
                 let mut out = String::from("kept");
                 assert_eq!(push_units(Units::Ucs2(&u), &mut out), Err(NotEncodable { index: at }));
                 assert_eq!(out, "kept");
+                for (way, res) in ucs2_each(&u) {
+                    assert_eq!(res, Err(NotEncodable { index: at }), "{way}");
+                }
             }
         }
     }
