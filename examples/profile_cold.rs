@@ -15,7 +15,7 @@ use tokensmith::added_tokens::Allowed;
 use tokensmith::Tokenizer;
 
 mod common;
-use common::{boundary_after, load};
+use common::{boundary_after, load, perf_ctl};
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -94,19 +94,4 @@ fn timed(tok: &Tokenizer, doc: &str) -> f64 {
     let e = s.elapsed();
     perf_ctl("disable");
     doc.len() as f64 / 1e6 / e.as_secs_f64()
-}
-
-/// With `PERF_CTL=FIFO` (perf record -D -1 --control fifo:FIFO), sample only
-/// the timed encodes.
-fn perf_ctl(cmd: &str) {
-    use std::io::Write;
-    if let Ok(path) = std::env::var("PERF_CTL") {
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .open(path)
-            .expect("perf control fifo");
-        writeln!(f, "{cmd}").expect("perf control");
-        // perf reads the fifo when it gets to it: let it
-        std::thread::sleep(std::time::Duration::from_millis(30));
-    }
 }

@@ -207,6 +207,10 @@ struct Tokenizer {
     /// A Python int for every id, made on first use: results are lists of
     /// ints, and making an int costs more than encoding its token.
     ints: pyo3::sync::PyOnceLock<IdInts>,
+    /// Ids per 1024 characters of a batch's strings stored one byte a
+    /// character, and of the others (CJK text), as the last big batch had
+    /// them: how much room a batch's ids get (see `batch_ids`).
+    rates: [std::sync::atomic::AtomicU32; 2],
 }
 
 /// The ints `0..n` as Python objects: the list that owns them and their addresses.
@@ -217,9 +221,13 @@ struct IdInts {
 
 impl Tokenizer {
     fn wrap(t: CoreTokenizer) -> Self {
+        use std::sync::atomic::AtomicU32;
         Tokenizer {
             inner: Arc::new(t),
             ints: pyo3::sync::PyOnceLock::new(),
+            // (to start with: English has about 1 id per 4 bytes, Chinese
+            // about 1 a character)
+            rates: [AtomicU32::new(1024 / 3), AtomicU32::new(1024)],
         }
     }
 
@@ -262,7 +270,8 @@ impl Tokenizer {
     }
 
     /// The ids of each text of a batch, on `num_threads` threads (for
-    /// `encode_batch` and `encode_batch_flat`).
+    /// `encode_batch` and `encode_batch_flat`): one vector, text after text
+    /// (see `parallel::map_flat`).
     ///
     /// The strings' code units are read with the GIL held (a pointer and a
     /// length each, see `RawText`); their conversion to UTF-8 and their
@@ -275,7 +284,7 @@ impl Tokenizer {
         permitted: Option<&Bound<'_, PyAny>>,
         add_special_tokens: bool,
         num_threads: Option<usize>,
-    ) -> PyResult<Vec<Vec<u32>>> {
+    ) -> PyResult<crate::parallel::Flat> {
         let allowed = parse_allowed(allowed)?;
         let permitted = parse_permitted(permitted)?;
         // (owned references: the strings outlive the pool's work even if the
@@ -295,28 +304,46 @@ impl Tokenizer {
             Surrogate(usize),
             Encode(Error),
         }
-        let one = |buf: &mut String, i: usize| -> Result<Vec<u32>, Failed> {
+        // Room for the ids: their number at the rates of the last batch big
+        // enough to tell (too little costs a copy, too much a page fault
+        // for each 4 KB between the two ends, see `map_flat`).
+        use std::sync::atomic::Ordering::Relaxed;
+        let mut units = [0usize; 2];
+        for r in &raws {
+            units[r.wide() as usize] += r.len();
+        }
+        let rate = |k: usize| self.rates[k].load(Relaxed) as usize;
+        let guess = (units[0] * rate(0) + units[1] * rate(1)) / 1024;
+        let guess = guess + guess / 8;
+        let one = |buf: &mut String, i: usize, out: &mut Vec<u32>| -> Result<(), Failed> {
             let text = raws[i].utf8(buf).map_err(|_| Failed::Surrogate(i))?;
-            let mut ids = self
-                .inner
-                .encode(text, &allowed, permitted.as_ref(), add_special_tokens)
-                .map_err(Failed::Encode)?;
-            // (the ids stay until the whole batch is done: without the room
-            // reserved for more, the next document's go right after them,
-            // and a first big batch touches a third less new memory)
-            ids.shrink_to_fit();
-            Ok(ids)
+            self.inner
+                .encode_append(text, &allowed, permitted.as_ref(), add_special_tokens, out)
+                .map_err(Failed::Encode)
         };
         let done = py.detach(|| {
+            let all = || crate::parallel::map_flat(num_threads, raws.len(), guess, String::new, one);
             if raws.len() == 1 {
-                // one text: no fan-out (the document itself may still be split)
-                return crate::parallel::install(num_threads, || one(&mut String::new(), 0).map(|ids| vec![ids]));
+                // one text, on the caller's thread (split on the pool when
+                // it is big)
+                return crate::parallel::install(num_threads, all);
             }
-            // (this thread one of the workers, see `map_indexed`)
-            crate::parallel::map_indexed(num_threads, raws.len(), String::new, one)
+            all()
         });
         match done {
-            Ok(all) => Ok(all),
+            Ok(flat) => {
+                let mut ids = [0usize; 2];
+                for (r, w) in raws.iter().zip(flat.offsets.windows(2)) {
+                    ids[r.wide() as usize] += w[1] - w[0];
+                }
+                for k in 0..2 {
+                    if units[k] >= 1 << 16 {
+                        let r = (ids[k] * 1024 / units[k]).clamp(1, 4 * 1024);
+                        self.rates[k].store(r as u32, Relaxed);
+                    }
+                }
+                Ok(flat)
+            }
             Err(Failed::Encode(e)) => Err(err(e)),
             Err(Failed::Surrogate(i)) => {
                 // CPython's UnicodeEncodeError for that string
@@ -514,8 +541,9 @@ impl Tokenizer {
     ) -> PyResult<Bound<'py, PyList>> {
         let all = self.batch_ids(py, texts, allowed, permitted, add_special_tokens, num_threads)?;
         let lists = all
-            .iter()
-            .map(|ids| self.id_list(py, ids))
+            .offsets
+            .windows(2)
+            .map(|w| self.id_list(py, &all.ids[w[0]..w[1]]))
             .collect::<PyResult<Vec<_>>>()?;
         PyList::new(py, lists)
     }
@@ -546,19 +574,14 @@ impl Tokenizer {
         add_special_tokens: bool,
         num_threads: Option<usize>,
     ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyBytes>)> {
-        let parts = self.batch_ids(py, texts, allowed, permitted, add_special_tokens, num_threads)?;
-        let slices: Vec<&[u32]> = parts.iter().map(Vec::as_slice).collect();
-        let ids = parts_out(py, &slices, num_threads)?;
-        let offs = PyBytes::new_with(py, (parts.len() + 1) * 8, |buf| {
-            let mut n: u64 = 0;
-            buf[..8].copy_from_slice(&n.to_le_bytes());
-            for (p, out) in parts.iter().zip(buf[8..].chunks_exact_mut(8)) {
-                n += p.len() as u64;
-                out.copy_from_slice(&n.to_le_bytes());
+        let all = self.batch_ids(py, texts, allowed, permitted, add_special_tokens, num_threads)?;
+        let offs = PyBytes::new_with(py, all.offsets.len() * 8, |buf| {
+            for (&n, out) in all.offsets.iter().zip(buf.chunks_exact_mut(8)) {
+                out.copy_from_slice(&(n as u64).to_le_bytes());
             }
             Ok(())
         })?;
-        Ok((ids, offs))
+        Ok((ids_out(py, all.ids)?, offs))
     }
 
     /// Returns (ids, type_ids, offsets, special_tokens_mask, tokens); offsets are
@@ -1131,22 +1154,15 @@ impl IdBuffer {
     }
 }
 
-/// The ids of `parts`, one after the other, as a little-endian u32 buffer.
-/// On a little-endian machine the bytes object is made uninitialised and
-/// the ids copied in (`PyBytes::new_with` would first zero it: a pass over
-/// megabytes for a big batch); a big one is copied on `threads` threads
-/// without the GIL (the first write to each new page of memory is a page
-/// fault, which costs more than the copy: 3 µs a page on a VM).
+/// Ids as a little-endian u32 buffer. On a little-endian machine the bytes
+/// object is made uninitialised and the ids copied in (`PyBytes::new_with`
+/// would first zero it: a pass over megabytes for a big batch).
 #[cfg(not(all(not(Py_LIMITED_API), target_endian = "little")))]
-fn ids_bytes<'py>(py: Python<'py>, parts: &[&[u32]], threads: Option<usize>) -> PyResult<Bound<'py, PyBytes>> {
-    let total: usize = parts.iter().map(|p| p.len()).sum::<usize>() * 4;
+fn ids_bytes<'py>(py: Python<'py>, ids: &[u32]) -> PyResult<Bound<'py, PyBytes>> {
+    let total = ids.len() * 4;
     if cfg!(target_endian = "big") {
         return PyBytes::new_with(py, total, |buf| {
-            let mut at = 0;
-            for p in parts {
-                put_le(&mut buf[at..at + p.len() * 4], p);
-                at += p.len() * 4;
-            }
+            put_le(buf, ids);
             Ok(())
         });
     }
@@ -1154,8 +1170,8 @@ fn ids_bytes<'py>(py: Python<'py>, parts: &[&[u32]], threads: Option<usize>) -> 
     // SAFETY: `PyBytes_FromStringAndSize(NULL, n)` returns a new bytes
     // object of `n` uninitialised bytes (or NULL with an exception set),
     // which nothing else references yet, so it may be written; exactly
-    // `total` bytes are copied in, each part into its own range, and the
-    // ids are in little-endian order already (checked above).
+    // `total` bytes are copied in, and the ids are in little-endian order
+    // already (checked above).
     unsafe {
         let obj = ffi::PyBytes_FromStringAndSize(std::ptr::null(), total as ffi::Py_ssize_t);
         if obj.is_null() {
@@ -1163,7 +1179,7 @@ fn ids_bytes<'py>(py: Python<'py>, parts: &[&[u32]], threads: Option<usize>) -> 
         }
         let obj = Bound::from_owned_ptr(py, obj);
         let dst = ffi::PyBytes_AsString(obj.as_ptr()) as *mut u8;
-        fill_ids(py, parts, threads, dst, total);
+        std::ptr::copy_nonoverlapping(ids.as_ptr() as *const u8, dst, total);
         Ok(obj.cast_into_unchecked())
     }
 }
@@ -1174,86 +1190,10 @@ fn ids_out(py: Python<'_>, ids: Vec<u32>) -> PyResult<Bound<'_, PyAny>> {
     Ok(Bound::new(py, IdBuffer::new(ids))?.into_any())
 }
 
-/// The ids of `parts`, one after the other, as `encode_batch_flat`
-/// returns them: gathered into one vector, and an `IdBuffer` over it.
-#[cfg(all(not(Py_LIMITED_API), target_endian = "little"))]
-fn parts_out<'py>(py: Python<'py>, parts: &[&[u32]], threads: Option<usize>) -> PyResult<Bound<'py, PyAny>> {
-    let n: usize = parts.iter().map(|p| p.len()).sum();
-    let mut ids: Vec<u32> = Vec::with_capacity(n);
-    // SAFETY: the vector has room for `n` ids, and `fill_ids` writes every
-    // one of them before the length is set
-    unsafe {
-        fill_ids(py, parts, threads, ids.as_mut_ptr() as *mut u8, n * 4);
-        ids.set_len(n);
-    }
-    ids_out(py, ids)
-}
-
 /// `ids_out` where there is no `IdBuffer`: little-endian bytes.
 #[cfg(not(all(not(Py_LIMITED_API), target_endian = "little")))]
 fn ids_out(py: Python<'_>, ids: Vec<u32>) -> PyResult<Bound<'_, PyAny>> {
-    Ok(ids_bytes(py, &[&ids], Some(1))?.into_any())
-}
-
-/// `parts_out` where there is no `IdBuffer`: little-endian bytes.
-#[cfg(not(all(not(Py_LIMITED_API), target_endian = "little")))]
-fn parts_out<'py>(py: Python<'py>, parts: &[&[u32]], threads: Option<usize>) -> PyResult<Bound<'py, PyAny>> {
-    Ok(ids_bytes(py, parts, threads)?.into_any())
-}
-
-/// Copy the ids of `parts`, one after the other, to `dst` (`total` bytes,
-/// all of them), on the pool when they are many.
-///
-/// # Safety
-/// `dst` is valid for writes of `total` bytes, the parts' total length
-/// times 4, and nothing else reads or writes them meanwhile.
-unsafe fn fill_ids(py: Python<'_>, parts: &[&[u32]], threads: Option<usize>, dst: *mut u8, total: usize) {
-    if total < PARALLEL_COPY_BYTES || parts.len() < 2 {
-        // SAFETY: (the caller's) room for every part
-        unsafe { copy_parts(parts, dst) };
-        return;
-    }
-    // (the address as an integer: the pool's threads may take it)
-    let at = dst as usize;
-    py.detach(|| {
-        crate::parallel::install(threads, || {
-            // contiguous runs of parts of about equal size, one per task
-            let tasks = rayon::current_num_threads().max(1) * 4;
-            let mut runs: Vec<(usize, usize, usize)> = Vec::with_capacity(tasks);
-            let (mut first, mut start, mut bytes) = (0, 0, 0);
-            for (i, p) in parts.iter().enumerate() {
-                bytes += p.len() * 4;
-                if bytes >= total.div_ceil(tasks) || i + 1 == parts.len() {
-                    runs.push((first, i + 1, start));
-                    (first, start, bytes) = (i + 1, start + bytes, 0);
-                }
-            }
-            use rayon::prelude::*;
-            runs.par_iter().for_each(|&(a, b, offset)| {
-                // SAFETY: each run writes its own range of the caller's
-                // buffer, which outlives this call
-                unsafe { copy_parts(&parts[a..b], (at + offset) as *mut u8) };
-            });
-        })
-    });
-}
-
-/// Outputs this big are copied on the pool (see `ids_bytes`).
-const PARALLEL_COPY_BYTES: usize = 1 << 20;
-
-/// Copy the ids of `parts`, one after the other, to `dst`, which must have
-/// room for all of them.
-///
-/// # Safety
-/// `dst` is valid for writes of the parts' total length times 4 bytes.
-unsafe fn copy_parts(parts: &[&[u32]], mut dst: *mut u8) {
-    for p in parts {
-        // SAFETY: the caller's range holds every part
-        unsafe {
-            std::ptr::copy_nonoverlapping(p.as_ptr() as *const u8, dst, p.len() * 4);
-            dst = dst.add(p.len() * 4);
-        }
-    }
+    Ok(ids_bytes(py, &ids)?.into_any())
 }
 
 /// Texts shorter than this are encoded holding the GIL: letting it go and
@@ -1326,6 +1266,11 @@ impl RawText {
         match *self {
             RawText::Utf8(_, n) | RawText::Latin1(_, n) | RawText::Ucs2(_, n) | RawText::Ucs4(_, n) => n,
         }
+    }
+
+    /// Whether the string keeps two or four bytes a character.
+    fn wide(&self) -> bool {
+        matches!(self, RawText::Ucs2(..) | RawText::Ucs4(..))
     }
 
     /// The text: borrowed when it is UTF-8 already, else converted into `buf`.

@@ -378,37 +378,79 @@ impl Tokenizer {
         permitted: Option<&Allowed>,
         add_special_tokens: bool,
     ) -> Result<Vec<u32>> {
+        // (on ordinary pages: see `huge_pages`)
+        let mut ids = crate::huge_pages::plain(|| Vec::with_capacity(text.len() / 3 + 4));
+        if self.templated(add_special_tokens) {
+            return self.encode_templated(text, allowed, permitted, ids);
+        }
+        self.encode_append(text, allowed, permitted, add_special_tokens, &mut ids)?;
+        Ok(ids)
+    }
+
+    /// `encode`, its ids appended to `out` (a batch's documents one after
+    /// another in one vector, without a vector each). On an error `out` is
+    /// as it was.
+    pub fn encode_append(
+        &self,
+        text: &str,
+        allowed: &Allowed,
+        permitted: Option<&Allowed>,
+        add_special_tokens: bool,
+        out: &mut Vec<u32>,
+    ) -> Result<()> {
+        if self.templated(add_special_tokens) {
+            let ids = self.encode_templated(text, allowed, permitted, Vec::new())?;
+            out.extend_from_slice(&ids);
+            return Ok(());
+        }
         self.check_disallowed(text, permitted)?;
-        let mut ids = Vec::with_capacity(text.len() / 3 + 4);
-        if text.len() >= PARALLEL_MIN_BYTES && self.splits_at_lines() {
-            self.encode_chunked(text, allowed, &mut ids)?;
+        let start = out.len();
+        let done = if text.len() >= PARALLEL_MIN_BYTES && self.splits_at_lines() {
+            self.encode_chunked(text, allowed, out)
         } else {
             self.encode_into(
                 text,
                 allowed,
                 &mut Sink {
-                    ids: &mut ids,
+                    ids: out,
                     offsets: None,
                     texts: Vec::new(),
                 },
-            )?;
+            )
+        };
+        if done.is_err() {
+            out.truncate(start);
         }
-        if add_special_tokens {
-            if let Some(pp) = &self.post_processor {
-                if pp.added_count(false) > 0 {
-                    let e = Encoding {
-                        type_ids: vec![0; ids.len()],
-                        offsets: vec![(0, 0); ids.len()],
-                        special_mask: vec![0; ids.len()],
-                        spaces: vec![(0, 0); ids.len()],
-                        tokens: Vec::new(),
-                        ids,
-                    };
-                    return Ok(pp.process(e, None, true)?.0.ids);
-                }
-            }
-        }
-        Ok(ids)
+        done
+    }
+
+    /// Whether the post-processor adds tokens around an encoding's ids.
+    fn templated(&self, add_special_tokens: bool) -> bool {
+        add_special_tokens && self.post_processor.as_ref().is_some_and(|pp| pp.added_count(false) > 0)
+    }
+
+    /// `encode` where the post-processor adds tokens (`templated`), in
+    /// `ids` (empty).
+    fn encode_templated(
+        &self,
+        text: &str,
+        allowed: &Allowed,
+        permitted: Option<&Allowed>,
+        mut ids: Vec<u32>,
+    ) -> Result<Vec<u32>> {
+        self.encode_append(text, allowed, permitted, false, &mut ids)?;
+        let Some(pp) = &self.post_processor else {
+            return Ok(ids);
+        };
+        let e = Encoding {
+            type_ids: vec![0; ids.len()],
+            offsets: vec![(0, 0); ids.len()],
+            special_mask: vec![0; ids.len()],
+            spaces: vec![(0, 0); ids.len()],
+            tokens: Vec::new(),
+            ids,
+        };
+        Ok(pp.process(e, None, true)?.0.ids)
     }
 
     /// Whether the text can be cut after a newline between two non-space

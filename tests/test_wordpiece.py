@@ -61,6 +61,10 @@ def assert_same(ours: ts.Tokenizer, hf, texts, pairs=None) -> None:  # type: ign
             assert ours.encode(text, allowed_special="all") == want.ids, f"encode() {where}"
         assert ours.decode(got.ids) == hf.decode(want.ids, skip_special_tokens=False), where
         assert ours.decode(got.ids, skip_special_tokens=True) == hf.decode(want.ids), where
+    # a batch (the special tokens added around each text), on one thread and two
+    want_all = [e.ids for e in hf.encode_batch(list(texts))]
+    for threads in (1, 2):
+        assert ours.encode_batch(list(texts), allowed_special="all", num_threads=threads) == want_all
 
 
 def slices(text: str, n: int, size: int, seed: int) -> list[str]:

@@ -29,3 +29,18 @@ pub fn boundary_after(text: &str, mut i: usize) -> usize {
     }
     i
 }
+
+/// With `PERF_CTL=FIFO` (perf record -D -1 --control fifo:FIFO), sample only
+/// the timed encodes: `cmd` is "enable" or "disable".
+pub fn perf_ctl(cmd: &str) {
+    use std::io::Write;
+    if let Ok(path) = std::env::var("PERF_CTL") {
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .open(path)
+            .expect("perf control fifo");
+        writeln!(f, "{cmd}").expect("perf control");
+        // perf reads the fifo when it gets to it: let it
+        std::thread::sleep(std::time::Duration::from_millis(30));
+    }
+}
