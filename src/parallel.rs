@@ -193,9 +193,9 @@ pub fn map_flat<S: Send, E: Send>(
             Ok(Flat { ids, offsets })
         }
         Some(pool) if k == 2 => two_ends(&pool, n, guess, init, f),
-        Some(_) => {
+        Some(pool) => {
             let room = guess / k + 64;
-            let (spans, arenas) = map_indexed(
+            let (spans, states) = map_indexed(
                 Some(k),
                 n,
                 || (init(), crate::huge_pages::plain(|| Vec::<u32>::with_capacity(room))),
@@ -205,6 +205,7 @@ pub fn map_flat<S: Send, E: Send>(
                     Ok((start, arena.len() - start))
                 },
             )?;
+            let arenas: Vec<Vec<u32>> = states.into_iter().map(|(_, arena)| arena).collect();
             let mut offsets = Vec::with_capacity(n + 1);
             offsets.push(0);
             let mut total = 0;
@@ -213,9 +214,37 @@ pub fn map_flat<S: Send, E: Send>(
                 offsets.push(total);
             }
             let mut ids: Vec<u32> = crate::huge_pages::plain(|| Vec::with_capacity(total));
-            for &(a, (start, len)) in &spans {
-                ids.extend_from_slice(&arenas[a].1[start..start + len]);
-            }
+            // copied on the pool in runs of texts of about equal size (the
+            // first write to a page of the output is a page fault)
+            let runs = k * 4;
+            let at = ids.as_mut_ptr() as usize;
+            let copy = |texts: std::ops::Range<usize>| {
+                for i in texts {
+                    let (a, (start, len)) = spans[i];
+                    // SAFETY: text `i`'s range of the output, which has room
+                    // for all of them, is written by this run alone
+                    unsafe {
+                        std::ptr::copy_nonoverlapping(
+                            arenas[a].as_ptr().add(start),
+                            (at as *mut u32).add(offsets[i]),
+                            len,
+                        );
+                    }
+                }
+            };
+            pool.install(|| {
+                use rayon::prelude::*;
+                // (where run `r`'s share of the ids starts)
+                let bound = |r: usize| (total as u64 * r as u64 / runs as u64) as usize;
+                (0..runs).into_par_iter().for_each(|r| {
+                    // the texts whose ids start in this run's share of them
+                    let first = offsets.partition_point(|&o| o < bound(r)).min(n);
+                    let end = offsets.partition_point(|&o| o < bound(r + 1)).min(n);
+                    copy(if r + 1 == runs { first..n } else { first..end });
+                })
+            });
+            // SAFETY: every text's ids were written, `total` in all
+            unsafe { ids.set_len(total) };
             Ok(Flat { ids, offsets })
         }
     }
@@ -237,7 +266,7 @@ fn two_ends<S, E: Send>(
     init: impl Fn() -> S + Sync,
     f: impl Fn(&mut S, usize, &mut Vec<u32>) -> Result<(), E> + Sync,
 ) -> Result<Flat, E> {
-    let cap = guess + 1024;
+    let cap = guess.saturating_add(1024);
     let mut buf: Vec<u32> = crate::huge_pages::plain(|| Vec::with_capacity(cap));
     // (the address as an integer: both threads write to their own ranges)
     let base = buf.as_mut_ptr() as usize;

@@ -313,8 +313,11 @@ impl Tokenizer {
             units[r.wide() as usize] += r.len();
         }
         let rate = |k: usize| self.rates[k].load(Relaxed) as usize;
-        let guess = (units[0] * rate(0) + units[1] * rate(1)) / 1024;
-        let guess = guess + guess / 8;
+        let guess = units[0]
+            .saturating_mul(rate(0))
+            .saturating_add(units[1].saturating_mul(rate(1)))
+            / 1024;
+        let guess = guess.saturating_add(guess / 8);
         let one = |buf: &mut String, i: usize, out: &mut Vec<u32>| -> Result<(), Failed> {
             let text = raws[i].utf8(buf).map_err(|_| Failed::Surrogate(i))?;
             self.inner
@@ -338,7 +341,7 @@ impl Tokenizer {
                 }
                 for k in 0..2 {
                     if units[k] >= 1 << 16 {
-                        let r = (ids[k] * 1024 / units[k]).clamp(1, 4 * 1024);
+                        let r = (ids[k] as u64 * 1024 / units[k] as u64).clamp(1, 4 * 1024);
                         self.rates[k].store(r as u32, Relaxed);
                     }
                 }
