@@ -64,7 +64,8 @@ def assert_same(ours: ts.Tokenizer, hf, texts, pairs=None) -> None:  # type: ign
     # a batch (the special tokens added around each text), on one thread and two
     want_all = [e.ids for e in hf.encode_batch(list(texts))]
     for threads in (1, 2):
-        assert ours.encode_batch(list(texts), allowed_special="all", num_threads=threads) == want_all
+        got = ours.encode_batch(list(texts), allowed_special="all", num_threads=threads)
+        assert got == want_all
 
 
 def slices(text: str, n: int, size: int, seed: int) -> list[str]:
