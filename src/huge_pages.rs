@@ -148,7 +148,8 @@ mod imp {
         let len = mapped(size, plain);
         let kept = kept().and_then(|mut free| {
             let b = free.iter_mut().find(|b| b.1 == len && (plain || b.2))?;
-            Some((std::mem::take(b).0, b.2))
+            let (p, _, huge) = std::mem::take(b);
+            Some((p, huge))
         });
         let (base, huge) = match kept {
             Some((p, huge)) => {

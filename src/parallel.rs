@@ -183,7 +183,7 @@ pub fn map_flat<S: Send, E: Send>(
     match pool {
         None => {
             let mut state = init();
-            let mut ids = crate::huge_pages::plain(|| Vec::with_capacity(guess));
+            let mut ids = room_for(guess);
             let mut offsets = Vec::with_capacity(n + 1);
             offsets.push(0);
             for i in 0..n {
@@ -250,6 +250,16 @@ pub fn map_flat<S: Send, E: Send>(
     }
 }
 
+/// An empty vector with room for `n` ids (on ordinary pages, see
+/// `huge_pages`), or for none if that much memory cannot be had: the ids
+/// then go where they fit as they come (a guess is only a guess).
+fn room_for(n: usize) -> Vec<u32> {
+    let mut v = Vec::new();
+    // (`try_reserve_exact` inside the scope: the block is made there)
+    let _ = crate::huge_pages::plain(|| v.try_reserve_exact(n));
+    v
+}
+
 /// Where a text's ids went in `two_ends`: (text, start in the buffer or
 /// index in the thread's spilled vectors, length, spilled).
 type Placed = (usize, usize, usize, bool);
@@ -266,8 +276,9 @@ fn two_ends<S, E: Send>(
     init: impl Fn() -> S + Sync,
     f: impl Fn(&mut S, usize, &mut Vec<u32>) -> Result<(), E> + Sync,
 ) -> Result<Flat, E> {
-    let cap = guess.saturating_add(1024);
-    let mut buf: Vec<u32> = crate::huge_pages::plain(|| Vec::with_capacity(cap));
+    let mut buf = room_for(guess.saturating_add(1024));
+    // (all of it: the back writes from the end of the capacity down)
+    let cap = buf.capacity();
     // (the address as an integer: both threads write to their own ranges)
     let base = buf.as_mut_ptr() as usize;
     /// Texts not taken yet, `front..back`; the buffer's free range,
@@ -317,7 +328,7 @@ fn two_ends<S, E: Send>(
                         }
                         None => {
                             placed.push((i, spilled.len(), len, true));
-                            spilled.push(ids.clone());
+                            spilled.push(std::mem::take(&mut ids));
                         }
                     }
                 }
