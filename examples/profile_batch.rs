@@ -8,22 +8,7 @@ use std::time::Instant;
 use tokensmith::added_tokens::Allowed;
 
 mod common;
-use common::{boundary_after, load};
-
-fn docs(text: &str, total: usize, seed: &mut u64) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut pos = 0;
-    while pos < text.len() && pos < total {
-        *seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        let mut end = (pos + 1000 + (*seed >> 33) as usize % 3000).min(text.len());
-        while !text.is_char_boundary(end) {
-            end -= 1;
-        }
-        out.push(text[pos..end].to_string());
-        pos = end;
-    }
-    out
-}
+use common::{boundary_after, docs, load};
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -33,7 +18,7 @@ fn main() {
     let cut = boundary_after(&full, full.len() - 1_000_000);
     let batch = docs(&full, 4_000_000.min(cut), &mut seed);
     let warm = docs(&full[cut..], 1_000_000, &mut seed);
-    let bytes: usize = batch.iter().map(String::len).sum();
+    let bytes: usize = batch.iter().map(|d| d.len()).sum();
     let threads: usize = std::env::var("THREADS").map_or(2, |t| t.parse().expect("THREADS"));
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
@@ -42,7 +27,7 @@ fn main() {
     let mut best = 0f64;
     for _ in 0..n {
         let t = load(&args[1]);
-        let run = |docs: &[String]| -> usize {
+        let run = |docs: &[&str]| -> usize {
             pool.install(|| {
                 docs.par_iter()
                     .map(|d| t.encode(d, &Allowed::None, None, false).expect("encode").len())

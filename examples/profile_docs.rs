@@ -10,24 +10,14 @@ use std::time::Instant;
 use tokensmith::added_tokens::Allowed;
 
 mod common;
-use common::{load, perf_ctl};
+use common::{docs, load, perf_ctl};
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let full = std::fs::read_to_string(&args[2]).expect("text");
     let n: usize = args[3].parse().expect("N");
-    let mut seed = 20261129u64;
-    let mut docs = Vec::new();
-    let mut pos = 0;
-    while pos < full.len() && pos < 2_000_000 {
-        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        let mut end = (pos + 1000 + (seed >> 33) as usize % 3000).min(full.len());
-        while !full.is_char_boundary(end) {
-            end -= 1;
-        }
-        docs.push(&full[pos..end]);
-        pos = end;
-    }
+    let docs = docs(&full, 2_000_000, &mut 20261129u64);
+    let pos: usize = docs.iter().map(|d| d.len()).sum();
     let whole = &full[..pos];
     let t = load(&args[1]);
     let enc = |s: &str| t.encode(s, &Allowed::None, None, false).expect("encode");

@@ -30,6 +30,24 @@ pub fn boundary_after(text: &str, mut i: usize) -> usize {
     i
 }
 
+/// `text` from its start (up to `total` bytes) cut into documents of
+/// 1,000-3,999 bytes (each cut back to a character boundary), the lengths
+/// drawn from `seed`.
+pub fn docs<'a>(text: &'a str, total: usize, seed: &mut u64) -> Vec<&'a str> {
+    let mut out = Vec::new();
+    let mut pos = 0;
+    while pos < text.len() && pos < total {
+        *seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        let mut end = (pos + 1000 + (*seed >> 33) as usize % 3000).min(text.len());
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        out.push(&text[pos..end]);
+        pos = end;
+    }
+    out
+}
+
 /// With `PERF_CTL=FIFO` (perf record -D -1 --control fifo:FIFO), sample only
 /// the timed encodes: `cmd` is "enable" or "disable".
 pub fn perf_ctl(cmd: &str) {
