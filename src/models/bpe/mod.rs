@@ -275,19 +275,36 @@ fn long_index(key: &[u64; 4]) -> usize {
 }
 
 /// Keep a long piece's tokens in a `LocalCache::long_hot` (when they and
-/// the piece fit).
+/// the piece fit; where the tokens do not, a slot that says the piece
+/// waits to be merged is cleared).
 #[inline]
 fn keep_long(long_hot: &mut [LongSlot; 1 << LONG_HOT_BITS], piece: &[u8], ids: &[u32]) {
-    if ids.len() <= LONG_SLOT_IDS && piece.len() <= merge::WIDE_MAX {
-        let key = long_key_at(piece, 0, piece.len());
-        let mut slot = LongSlot {
+    if piece.len() > merge::WIDE_MAX {
+        return;
+    }
+    let key = long_key_at(piece, 0, piece.len());
+    let slot = &mut long_hot[long_index(&key)];
+    if ids.len() <= LONG_SLOT_IDS {
+        *slot = LongSlot {
             key,
             n: ids.len() as u32,
             ..LongSlot::default()
         };
         slot.ids[..ids.len()].copy_from_slice(ids);
-        long_hot[long_index(&key)] = slot;
+    } else if slot.key == long_pending_key(key) {
+        *slot = LongSlot::default();
     }
+}
+
+/// The key a `LongSlot` has while its piece waits in `Work::wide` (at
+/// index `ids[0]`) to be merged in the next `flush`: a later copy of the
+/// piece shares that merge (a megabyte of code queued 415 long pieces for
+/// the wide lanes, 181 of them copies of one queued earlier in the same
+/// flush). No piece's key has the bit (its top byte is the length, at
+/// most `WIDE_MAX`), so a lookup never takes the slot for tokens.
+#[inline(always)]
+fn long_pending_key([a, b, c, d]: [u64; 4]) -> [u64; 4] {
+    [a, b, c, d | PENDING]
 }
 
 /// What a thread's hot cache starts with (`Bpe::hot_seed`): per slot, a
@@ -880,6 +897,7 @@ impl Bpe {
         if local.busy {
             // (an encode that stopped half-way left pending slots)
             local.hot.fill(Slot::default());
+            local.long_hot.fill(LongSlot::default());
         }
         local.busy = true;
         work.defer = self.merges_from_bytes() && self.dropout.is_none_or(|d| d <= 0.0);
@@ -1256,21 +1274,41 @@ impl Bpe {
             keep_long(&mut local.long_hot, piece, ids);
             return;
         }
-        let waiting = Pending {
-            h: long.seen_before(piece) as u64,
-            ..*p
-        };
-        let (queue, len) = if p.len <= merge::WIDE_MAX {
-            (&mut work.wide, MERGE_WIDE)
+        if p.len > merge::WIDE_MAX {
+            work.marks.push(Mark {
+                at: p.at,
+                start: work.wider.len() as u32,
+                len: MERGE_WIDER,
+            });
+            work.wider.push(Pending {
+                h: long.seen_before(piece) as u64,
+                ..*p
+            });
+            return;
+        }
+        let key = long_key_at(bytes, p.start, p.len);
+        let slot = &mut local.long_hot[long_index(&key)];
+        let start = if slot.key == long_pending_key(key) {
+            // (a copy waits already: merged once for both)
+            slot.ids[0]
         } else {
-            (&mut work.wider, MERGE_WIDER)
+            let start = work.wide.len() as u32;
+            *slot = LongSlot {
+                key: long_pending_key(key),
+                ids: [start, 0, 0, 0, 0, 0, 0],
+                n: 0,
+            };
+            work.wide.push(Pending {
+                h: long.seen_before(piece) as u64,
+                ..*p
+            });
+            start
         };
         work.marks.push(Mark {
             at: p.at,
-            start: queue.len() as u32,
-            len,
+            start,
+            len: MERGE_WIDE,
         });
-        queue.push(waiting);
     }
 
     /// Merge the pieces `look_up` left waiting, all together (see
@@ -2171,7 +2209,9 @@ mod tests {
         // every byte a token and a few merges, so that new pieces wait to
         // be merged; words repeat within a flush (one merge serves all of
         // their instances), some of more than `SLOT_IDS` tokens (not in the
-        // hot cache), some of 16 to 31 bytes (the wide lanes)
+        // hot cache), some of 16 to 31 bytes (the wide lanes: runs of
+        // `abc` of up to `LONG_SLOT_IDS` tokens, kept in the long hot
+        // cache, and more)
         let scanner = crate::scanner::Scanner::for_pattern(crate::pre_tokenizers::GPT2_PATTERN).unwrap();
         let mut ranks: Vec<(Vec<u8>, u32)> = (0..=255u8).map(|b| (vec![b], b as u32)).collect();
         for t in [" a", "ab", " ab", "ca", " ca", "abc"] {
@@ -2184,12 +2224,13 @@ mod tests {
             x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
             (x >> 33) % n
         };
-        let words: Vec<String> = (0..60)
+        let mut words: Vec<String> = (0..60)
             .map(|_| {
                 let len = [2, 5, 9, 14, 20, 30][next(6) as usize];
                 (0..len).map(|_| ['a', 'b', 'c', 'd'][next(4) as usize]).collect()
             })
             .collect();
+        words.extend((5..=10).map(|k| "abc".repeat(k)));
         let mut text = String::new();
         for _ in 0..4000 {
             text.push(' ');
@@ -2218,6 +2259,13 @@ mod tests {
                     cache.hot[hot_index(h)] = Slot {
                         key: pending_key(key),
                         ids: [7, 0, 0],
+                        n: 0,
+                    };
+                } else if piece.len() <= merge::WIDE_MAX {
+                    let key = long_key_at(piece.as_bytes(), 0, piece.len());
+                    cache.long_hot[long_index(&key)] = LongSlot {
+                        key: long_pending_key(key),
+                        ids: [3, 0, 0, 0, 0, 0, 0],
                         n: 0,
                     };
                 }
