@@ -104,6 +104,12 @@ struct LocalCache {
     /// bits needs no bounds check, nor the length read from memory, on
     /// the path every piece takes.)
     hot: Box<[Slot; 1 << HOT_BITS]>,
+    /// A byte of each hot slot's hash (`hot_fp`), 64 KB: the window loop
+    /// reads it before the slot, and a piece whose byte differs is a miss
+    /// at once, instead of after its slot's line came from memory (a
+    /// mispredicted branch that waits for a cold line). Only a hint: the
+    /// slot's key decides.
+    fp: Box<[u8; 1 << HOT_BITS]>,
     /// Direct-mapped too, the pieces of `SHORT_MAX + 1` to `WIDE_MAX`
     /// bytes seen last with at most `LONG_SLOT_IDS` tokens (a long name
     /// that comes back: looked up by the scanner's loop, not hashed as a
@@ -213,6 +219,13 @@ fn hot_index(h: u64) -> usize {
     (h >> (64 - HOT_BITS)) as usize
 }
 
+/// The byte of a hash a hot slot's `LocalCache::fp` keeps (the eight bits
+/// below the index).
+#[inline(always)]
+fn hot_fp(h: u64) -> u8 {
+    (h >> (56 - HOT_BITS)) as u8
+}
+
 /// Bits of the long hot cache index: 4K slots of 64 bytes (256 KB).
 const LONG_HOT_BITS: u32 = 12;
 
@@ -314,6 +327,8 @@ fn long_pending_key([a, b, c, d]: [u64; 4]) -> [u64; 4] {
 struct HotSeed {
     keys: Box<[[u64; 2]]>,
     ids: Box<[u32]>,
+    /// the keys' `hot_fp`
+    fps: Box<[u8]>,
 }
 
 /// Entries a `LocalCache` holds before it starts over: its working size,
@@ -347,16 +362,20 @@ const LOCAL_WORKING: usize = 1 << 15;
 impl LocalCache {
     fn new(generation: u64, seed: Option<&HotSeed>) -> Self {
         let mut hot: Box<[Slot; 1 << HOT_BITS]> = table::zeroed_array();
+        // SAFETY: all-zero bytes are a `[u8; N]`
+        let mut fp = unsafe { Box::<[u8; 1 << HOT_BITS]>::new_zeroed().assume_init() };
         if let Some(seed) = seed {
             for ((slot, &key), &id) in hot.iter_mut().zip(&*seed.keys).zip(&*seed.ids) {
                 if key != [0, 0] {
                     *slot = Slot::new(key, &[id]);
                 }
             }
+            fp.copy_from_slice(&seed.fps);
         }
         LocalCache {
             generation,
             hot,
+            fp,
             // SAFETY: all-zero bytes are a `LongSlot` (integers only): empty
             long_hot: unsafe { Box::<[LongSlot; 1 << LONG_HOT_BITS]>::new_zeroed().assume_init() },
             table: PieceTable::with_capacity(LOCAL_START),
@@ -365,6 +384,13 @@ impl LocalCache {
             work: Work::default(),
             busy: false,
         }
+    }
+
+    /// Put `slot` in the hot cache at `x`, the slot of hash `h`.
+    #[inline(always)]
+    fn set_hot(&mut self, x: usize, h: u64, slot: Slot) {
+        self.hot[x] = slot;
+        self.fp[x] = hot_fp(h);
     }
 
     #[inline]
@@ -827,6 +853,7 @@ impl Bpe {
                 let mut seed = HotSeed {
                     keys: vec![[0; 2]; 1 << HOT_BITS].into_boxed_slice(),
                     ids: vec![0; 1 << HOT_BITS].into_boxed_slice(),
+                    fps: vec![0; 1 << HOT_BITS].into_boxed_slice(),
                 };
                 for (id, token) in self.vocab_r.iter().enumerate() {
                     let Some(token) = token.as_deref().filter(|t| !t.is_empty() && t.len() <= SHORT_MAX) else {
@@ -836,9 +863,10 @@ impl Bpe {
                         continue;
                     }
                     let key = short_key(token);
-                    let x = hot_index(PieceTable::hash(&key));
+                    let h = PieceTable::hash(&key);
+                    let x = hot_index(h);
                     if seed.keys[x] == [0, 0] {
-                        (seed.keys[x], seed.ids[x]) = (key, id as u32);
+                        (seed.keys[x], seed.ids[x], seed.fps[x]) = (key, id as u32, hot_fp(h));
                     }
                 }
                 Some(seed)
@@ -897,6 +925,7 @@ impl Bpe {
         if local.busy {
             // (an encode that stopped half-way left pending slots)
             local.hot.fill(Slot::default());
+            local.fp.fill(0);
             local.long_hot.fill(LongSlot::default());
         }
         local.busy = true;
@@ -936,6 +965,7 @@ impl Bpe {
                 let (dst, mut k) = (out.as_mut_ptr(), out.len());
                 // (the array, not its box: its address stays in a register)
                 let hot: &[Slot; 1 << HOT_BITS] = &local.hot;
+                let fps: &[u8; 1 << HOT_BITS] = &local.fp;
                 while bits != 0 {
                     let e = base + bits.trailing_zeros() as usize;
                     let len = e - i;
@@ -946,7 +976,12 @@ impl Bpe {
                     // 16 bytes past that (checked above)
                     let w = unsafe { bytes.as_ptr().add(i).cast::<[u64; 2]>().read_unaligned() };
                     let key = masked_key(w.map(u64::from_le), len);
-                    let slot = &hot[hot_index(PieceTable::hash(&key))];
+                    let h = PieceTable::hash(&key);
+                    let x = hot_index(h);
+                    if fps[x] != hot_fp(h) {
+                        break;
+                    }
+                    let slot = &hot[x];
                     if slot.key != key {
                         break;
                     }
@@ -981,8 +1016,15 @@ impl Bpe {
                         return;
                     }
                     let h = PieceTable::hash(&key);
-                    let slot = &local.hot[hot_index(h)];
-                    if slot.key == key {
+                    let x = hot_index(h);
+                    // (a byte that differs: not held, nor waiting; the
+                    // slot is read in `look_up`, its line asked for now)
+                    let slot = &local.hot[x];
+                    let held = local.fp[x] == hot_fp(h);
+                    if !held {
+                        table::prefetch(slot);
+                    }
+                    if held && slot.key == key {
                         // (one id mostly: no call to copy a slice)
                         if slot.n == 1 {
                             out.push(slot.ids[0]);
@@ -996,7 +1038,7 @@ impl Bpe {
                     // and cached until then)
                     if piece.len() > 6
                         && not_ascii(key)
-                        && slot.key != pending_key(key)
+                        && !(held && slot.key == pending_key(key))
                         && self.backtracked_now(piece, &mut work.syms, out)
                     {
                         return;
@@ -1161,7 +1203,7 @@ impl Bpe {
             if self.ignore_merges {
                 if let Some(whole) = self.short.get(&key, h) {
                     let id = whole.ids[0];
-                    local.hot[hot] = Slot::new(key, &[id]);
+                    local.set_hot(hot, h, Slot::new(key, &[id]));
                     out[p.at] = id;
                     continue;
                 }
@@ -1175,7 +1217,7 @@ impl Bpe {
                 // such as base64 is full of them.)
                 let tokens = self.three_bytes(&bytes[p.start..p.start + 3]);
                 let tokens = &tokens.0[..tokens.1];
-                local.hot[hot] = Slot::new(key, tokens);
+                local.set_hot(hot, h, Slot::new(key, tokens));
                 work.place(out, p.at, tokens);
                 continue;
             }
@@ -1196,18 +1238,22 @@ impl Bpe {
                     len: MERGE,
                 });
                 work.merging.push(*p);
-                local.hot[hot] = Slot {
-                    key: pending_key(key),
-                    ids: [at, 0, 0],
-                    n: 0,
-                };
+                local.set_hot(
+                    hot,
+                    h,
+                    Slot {
+                        key: pending_key(key),
+                        ids: [at, 0, 0],
+                        n: 0,
+                    },
+                );
                 continue;
             }
             if let Some(slot) = local.table.get(&key, h) {
                 let slot = *slot;
                 work.place(out, p.at, local.tokens(&slot));
                 if slot.ids[2] != SPILLED {
-                    local.hot[hot] = slot;
+                    local.set_hot(hot, h, slot);
                 }
                 continue;
             }
@@ -1218,7 +1264,7 @@ impl Bpe {
             let tokens = &work.extra[start..];
             local.insert(key, h, tokens);
             if tokens.len() <= SLOT_IDS {
-                local.hot[hot] = Slot::new(key, tokens);
+                local.set_hot(hot, h, Slot::new(key, tokens));
             }
             work.placed(out, p.at, start);
         }
@@ -1340,9 +1386,11 @@ impl Bpe {
             );
             for (i, p) in work.merging.iter().enumerate() {
                 let tokens = &work.merged[i][..work.counts[i] as usize];
-                let hot = &mut local.hot[hot_index(p.h)];
+                let x = hot_index(p.h);
+                let hot = &mut local.hot[x];
                 if tokens.len() <= SLOT_IDS {
                     *hot = Slot::new(p.key, tokens);
+                    local.fp[x] = hot_fp(p.h);
                 } else if hot.key == pending_key(p.key) {
                     // (its `PENDING` slot: more tokens than a slot holds,
                     // merged again where it comes back)
@@ -2116,6 +2164,7 @@ mod tests {
         let mut m = every_byte_and(&refs);
         let slot_of = |w: &[u8]| hot_index(PieceTable::hash(&short_key(w)));
         let seed = m.hot_seed().expect("a rank file's model looks whole pieces up");
+        let (seed_keys, seed_fps) = (seed.keys.clone(), seed.fps.clone());
         let seed: Vec<Slot> = (0..1 << HOT_BITS)
             .map(|x| {
                 if seed.keys[x] == [0, 0] {
@@ -2138,6 +2187,12 @@ mod tests {
             lowest.len() < 256 + words.len(),
             "no two tokens share a slot: the test needs more"
         );
+        // each seeded slot's hash byte is its key's
+        for x in 0..1 << HOT_BITS {
+            if seed_keys[x] != [0, 0] {
+                assert_eq!(seed_fps[x], hot_fp(PieceTable::hash(&seed_keys[x])), "{x}");
+            }
+        }
         for (k, w) in words.iter().enumerate() {
             let slot = &seed[slot_of(w.as_bytes())];
             assert_eq!(slot.n, 1);
@@ -2256,11 +2311,15 @@ mod tests {
                 if piece.len() <= SHORT_MAX {
                     let key = short_key(piece.as_bytes());
                     let h = PieceTable::hash(&key);
-                    cache.hot[hot_index(h)] = Slot {
-                        key: pending_key(key),
-                        ids: [7, 0, 0],
-                        n: 0,
-                    };
+                    cache.set_hot(
+                        hot_index(h),
+                        h,
+                        Slot {
+                            key: pending_key(key),
+                            ids: [7, 0, 0],
+                            n: 0,
+                        },
+                    );
                 } else if piece.len() <= merge::WIDE_MAX {
                     let key = long_key_at(piece.as_bytes(), 0, piece.len());
                     cache.long_hot[long_index(&key)] = LongSlot {
@@ -2271,6 +2330,38 @@ mod tests {
                 }
             }
             cache.busy = true;
+        });
+        assert_eq!(encode(), want);
+        // the slots' hash bytes are hints only: every one wrong (each slot
+        // taken for a miss), or one that matches in a slot holding another
+        // piece (the key decides); with cl100k's pattern, whose ASCII
+        // windows take the window loop
+        let scanner = crate::scanner::Scanner::for_pattern(crate::pre_tokenizers::CL100K_PATTERN).unwrap();
+        let mut want = vec![];
+        scanner.for_each(&text, |s, e| want.extend(ids(&m, &text[s..e])));
+        let encode = || {
+            let mut got = vec![];
+            m.encode_scanned(&scanner, &text, &mut got);
+            got
+        };
+        assert_eq!(encode(), want);
+        LOCAL.with(|local| {
+            let mut caches = local.borrow_mut();
+            let cache = caches.iter_mut().find(|c| c.generation == m.generation).unwrap();
+            cache.fp.iter_mut().for_each(|b| *b ^= 0x5A);
+        });
+        assert_eq!(encode(), want);
+        LOCAL.with(|local| {
+            let mut caches = local.borrow_mut();
+            let cache = caches.iter_mut().find(|c| c.generation == m.generation).unwrap();
+            let other = short_key(b" zz");
+            for w in &words {
+                let piece = format!(" {w}");
+                if piece.len() <= SHORT_MAX {
+                    let h = PieceTable::hash(&short_key(piece.as_bytes()));
+                    cache.set_hot(hot_index(h), h, Slot::new(other, &[1]));
+                }
+            }
         });
         assert_eq!(encode(), want);
     }
