@@ -1307,6 +1307,23 @@ impl Bpe {
     #[inline(never)]
     fn look_up_long(&self, bytes: &[u8], p: &Pending, local: &mut LocalCache, work: &mut Work, out: &mut [u32]) {
         let piece = &bytes[p.start..p.start + p.len];
+        // A copy waiting to be merged already (its long hot slot, just read
+        // by the scanner's callback, says so): merged once for both, and
+        // neither looked up in the vocabulary nor in the thread's cache
+        // (the first copy was; each is a wait for memory). A megabyte of
+        // code: 181 of the 435 long pieces that got here.
+        let key = (p.len <= merge::WIDE_MAX).then(|| long_key_at(bytes, p.start, p.len));
+        if let Some(key) = key {
+            let slot = &local.long_hot[long_index(&key)];
+            if slot.key == long_pending_key(key) {
+                work.marks.push(Mark {
+                    at: p.at,
+                    start: slot.ids[0],
+                    len: MERGE_WIDE,
+                });
+                return;
+            }
+        }
         if self.ignore_merges {
             if let Some(&id) = self.vocab.get(piece) {
                 out[p.at] = id;
@@ -1320,36 +1337,27 @@ impl Bpe {
             keep_long(&mut local.long_hot, piece, ids);
             return;
         }
-        if p.len > merge::WIDE_MAX {
+        let waiting = Pending {
+            h: long.seen_before(piece) as u64,
+            ..*p
+        };
+        let Some(key) = key else {
             work.marks.push(Mark {
                 at: p.at,
                 start: work.wider.len() as u32,
                 len: MERGE_WIDER,
             });
-            work.wider.push(Pending {
-                h: long.seen_before(piece) as u64,
-                ..*p
-            });
+            work.wider.push(waiting);
             return;
-        }
-        let key = long_key_at(bytes, p.start, p.len);
-        let slot = &mut local.long_hot[long_index(&key)];
-        let start = if slot.key == long_pending_key(key) {
-            // (a copy waits already: merged once for both)
-            slot.ids[0]
-        } else {
-            let start = work.wide.len() as u32;
-            *slot = LongSlot {
-                key: long_pending_key(key),
-                ids: [start, 0, 0, 0, 0, 0, 0],
-                n: 0,
-            };
-            work.wide.push(Pending {
-                h: long.seen_before(piece) as u64,
-                ..*p
-            });
-            start
         };
+        // (marked as waiting: a later copy shares the merge)
+        let start = work.wide.len() as u32;
+        local.long_hot[long_index(&key)] = LongSlot {
+            key: long_pending_key(key),
+            ids: [start, 0, 0, 0, 0, 0, 0],
+            n: 0,
+        };
+        work.wide.push(waiting);
         work.marks.push(Mark {
             at: p.at,
             start,
