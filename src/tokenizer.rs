@@ -127,8 +127,9 @@ impl Tokenizer {
     /// A tokenizer from a tiktoken rank file, its split pattern and special tokens.
     pub fn from_tiktoken(data: &[u8], pattern: &str, specials: &[(String, u32)]) -> Result<Self> {
         use crate::models::bpe::tiktoken;
-        let ranks = tiktoken::parse(data)?;
-        let n = ranks.len() as u32;
+        let holes: Vec<u32> = specials.iter().map(|s| s.1).collect();
+        let ranks = tiktoken::parse_with_holes(data, &holes)?;
+        let taken: rustc_hash::FxHashSet<u32> = ranks.iter().map(|r| r.1).collect();
         let mut model = Bpe::from_ranks(ranks)?;
         if let Some(b) = (0..=255u8).find(|b| model.token_to_id(&[*b]).is_none()) {
             return Err(Error::Format(format!(
@@ -137,10 +138,9 @@ impl Tokenizer {
         }
         let mut added = Vec::with_capacity(specials.len());
         for (content, id) in specials {
-            if *id < n {
+            if taken.contains(id) {
                 return Err(Error::Config(format!(
-                    "special token {content:?} has id {id}, which is already the rank of a token (ranks go up to {})",
-                    n - 1
+                    "special token {content:?} has id {id}, which is already the rank of a token"
                 )));
             }
             model.push_token(content.as_bytes(), *id);

@@ -971,6 +971,11 @@ def build_parser() -> argparse.ArgumentParser:
     from ._cli_measure import add_commands
 
     add_commands(sub, _Formatter)
+
+    # add-tokens, extend, prune, merge, resize, check
+    from ._cli_surgery import add_commands as add_surgery_commands
+
+    add_surgery_commands(sub, _Formatter)
     return parser
 
 

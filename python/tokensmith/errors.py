@@ -22,6 +22,14 @@ __all__ = [
     "EvaluationError",
     "EmptyTextError",
     "ParallelTextError",
+    "SurgeryError",
+    "TokenExistsError",
+    "InvalidTokenError",
+    "VocabLimitError",
+    "NotEnoughTextError",
+    "PruneError",
+    "IncompatibleTokenizersError",
+    "CompatibilityError",
 ]
 
 
@@ -111,3 +119,53 @@ class EmptyTextError(EvaluationError):
 
 class ParallelTextError(EvaluationError):
     """Parallel texts that cannot be compared line by line (missing pivot, unequal lengths)."""
+
+
+class SurgeryError(TokenizerError):
+    """A change to a tokenizer's vocabulary (add, extend, prune, merge, resize) that
+    cannot be made; the tokenizer it was asked of is unchanged."""
+
+
+class TokenExistsError(SurgeryError):
+    """A token to add is already in the vocabulary (``on_exists="error"``)."""
+
+    def __init__(self, message: str, token: str = "", token_id: int | None = None) -> None:
+        self.token = token
+        self.token_id = token_id
+        super().__init__(message)
+
+
+class InvalidTokenError(SurgeryError):
+    """A token that cannot be added: empty, only whitespace, or not a string."""
+
+
+class VocabLimitError(SurgeryError, VocabSizeError):
+    """The vocabulary would have more ids than the model has embedding rows."""
+
+    def __init__(self, message: str, size: int = 0, limit: int = 0) -> None:
+        self.size = size
+        self.limit = limit
+        super().__init__(message)
+
+
+class NotEnoughTextError(SurgeryError, CorpusError):
+    """The new text supports fewer new tokens than were asked for (``strict=True``)."""
+
+    def __init__(self, message: str, asked: int = 0, learned: int = 0) -> None:
+        self.asked = asked
+        self.learned = learned
+        super().__init__(message)
+
+
+class PruneError(SurgeryError):
+    """A prune that would remove a byte token, a special token or a token the kept
+    ones need."""
+
+
+class IncompatibleTokenizersError(SurgeryError):
+    """Two tokenizers whose vocabularies cannot be merged (different model families,
+    normalizers or byte handling)."""
+
+
+class CompatibilityError(SurgeryError):
+    """Raised by ``CompatibilityReport.raise_for_failures()``: an invariant is broken."""

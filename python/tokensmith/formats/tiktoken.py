@@ -27,9 +27,15 @@ def loads(
     such as ``"cl100k"``) and special tokens (content -> id)."""
     from ..tokenizer import Tokenizer
 
+    from ..surgery._base import TiktokenSource
+
     specials = sorted((special_tokens or {}).items(), key=lambda kv: kv[1])
-    core = _core.Tokenizer.from_tiktoken(bytes(data), patterns.resolve(pattern), specials)
-    return Tokenizer(core)
+    regex = patterns.resolve(pattern)
+    core = _core.Tokenizer.from_tiktoken(bytes(data), regex, specials)
+    tok = Tokenizer(core)
+    # what the rank file leaves out, for vocabulary changes that rebuild it
+    tok._tiktoken = TiktokenSource(regex, dict(specials))  # type: ignore[attr-defined]
+    return tok
 
 
 def load(

@@ -8,6 +8,48 @@ use base64::Engine as _;
 /// Parse a `.tiktoken` file into `(token bytes, rank)` pairs, checking that
 /// ranks are unique and contiguous from 0 and tokens are unique.
 pub fn parse(data: &[u8]) -> Result<Vec<(Vec<u8>, u32)>> {
+    parse_with_holes(data, &[])
+}
+
+/// [`parse`], where the ranks may skip the ids in `holes` (the special
+/// tokens' ids: a vocabulary extended after its special tokens has ranks on
+/// both sides of them). Every other gap is an error, so memory stays bounded
+/// by the file's size.
+pub fn parse_with_holes(data: &[u8], holes: &[u32]) -> Result<Vec<(Vec<u8>, u32)>> {
+    let out = parse_lines(data)?;
+    let mut ranks: Vec<(u32, usize)> = out.iter().enumerate().map(|(i, x)| (x.1, i)).collect();
+    ranks.sort_unstable();
+    let mut holes: Vec<u32> = holes.to_vec();
+    holes.sort_unstable();
+    let mut hole = holes.iter().peekable();
+    let mut expected: u32 = 0;
+    for (k, &(r, i)) in ranks.iter().enumerate() {
+        if k > 0 && ranks[k - 1].0 == r {
+            return Err(Error::Format(format!(
+                "rank {r} appears twice (entries {} and {})",
+                ranks[k - 1].1.min(i) + 1,
+                ranks[k - 1].1.max(i) + 1
+            )));
+        }
+        while hole.peek().is_some_and(|&&h| h < expected) {
+            hole.next();
+        }
+        while hole.peek() == Some(&&expected) && r != expected {
+            hole.next();
+            expected += 1;
+        }
+        if r != expected {
+            return Err(Error::Format(format!(
+                "rank {expected} is missing: ranks must run from 0 to {} without gaps",
+                out.len() - 1
+            )));
+        }
+        expected += 1;
+    }
+    Ok(out)
+}
+
+fn parse_lines(data: &[u8]) -> Result<Vec<(Vec<u8>, u32)>> {
     let mut out: Vec<(Vec<u8>, u32)> = Vec::with_capacity(data.len() / 12);
     for (n, line) in data.split(|&b| b == b'\n').enumerate() {
         let line = line.strip_suffix(b"\r").unwrap_or(line);
@@ -32,32 +74,6 @@ pub fn parse(data: &[u8]) -> Result<Vec<(Vec<u8>, u32)>> {
     }
     if out.is_empty() {
         return Err(Error::Format("the file has no tokens".into()));
-    }
-    let mut seen = vec![usize::MAX; out.len()];
-    for (i, (_, rank)) in out.iter().enumerate() {
-        let r = *rank as usize;
-        if r >= out.len() {
-            // ranks must be 0..n-1 with no gap
-            let mut ranks: Vec<u32> = out.iter().map(|x| x.1).collect();
-            ranks.sort_unstable();
-            let gap = ranks
-                .iter()
-                .enumerate()
-                .find(|(k, &v)| *k as u32 != v)
-                .map_or(0, |(k, _)| k);
-            return Err(Error::Format(format!(
-                "rank {gap} is missing: ranks must run from 0 to {} without gaps",
-                out.len() - 1
-            )));
-        }
-        if seen[r] != usize::MAX {
-            return Err(Error::Format(format!(
-                "rank {r} appears twice (entries {} and {})",
-                seen[r] + 1,
-                i + 1
-            )));
-        }
-        seen[r] = i;
     }
     Ok(out)
 }
@@ -90,5 +106,13 @@ mod tests {
         assert!(parse(b"YQ== 0\n!!! 1\n").unwrap_err().to_string().contains("line 2"));
         assert!(parse(b"YQ==0\n").unwrap_err().to_string().contains("line 1"));
         assert!(parse(b"").is_err());
+        // a hole only where a special token sits
+        let holed = parse_with_holes(b"YQ== 0\nYg== 2\n", &[1]).unwrap();
+        assert_eq!(holed[1], (b"b".to_vec(), 2));
+        assert!(parse_with_holes(b"YQ== 0\nYg== 3\n", &[1])
+            .unwrap_err()
+            .to_string()
+            .contains("rank 2 is missing"));
+        assert!(parse_with_holes(b"YQ== 0\nYg== 1\n", &[1, 7]).is_ok());
     }
 }
