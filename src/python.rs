@@ -816,6 +816,67 @@ impl WordCounter_ {
         })
     }
 
+    /// BPE continued on top of `tokenizer`'s model (see
+    /// `trainers::continued`): (new characters as (id, bytes), merges as
+    /// (left id, right id, new id, count, token bytes)). `sp_rules` is
+    /// SentencePiece's (max_piece_length, split_by_unicode_script,
+    /// split_by_number, split_digits, treat_whitespace_as_suffix,
+    /// allow_whitespace_only_pieces).
+    #[allow(clippy::too_many_arguments, clippy::type_complexity)]
+    #[pyo3(signature = (tokenizer, new_tokens, min_frequency, max_token_length, byte_level, continuing_subword_prefix, end_of_word_suffix, foreign, character_coverage, sp_rules, trace, callback=None))]
+    fn continue_bpe<'py>(
+        &self,
+        py: Python<'py>,
+        tokenizer: &Tokenizer,
+        new_tokens: usize,
+        min_frequency: u64,
+        max_token_length: Option<usize>,
+        byte_level: bool,
+        continuing_subword_prefix: Option<String>,
+        end_of_word_suffix: Option<String>,
+        foreign: Vec<u32>,
+        character_coverage: f64,
+        sp_rules: Option<(usize, bool, bool, bool, bool, bool)>,
+        trace: usize,
+        callback: Option<Py<PyAny>>,
+    ) -> PyResult<(
+        Vec<(u32, Bound<'py, PyBytes>)>,
+        Vec<(u32, u32, u32, u64, Bound<'py, PyBytes>)>,
+    )> {
+        use crate::trainers::continued::{continue_training, ContinueConfig};
+        let cfg = ContinueConfig {
+            new_tokens,
+            min_frequency,
+            max_token_length,
+            byte_level,
+            continuing_subword_prefix,
+            end_of_word_suffix,
+            foreign: foreign.into_iter().collect(),
+            character_coverage,
+            sp_rules: sp_rules.map(|r| crate::trainers::sp_common::PieceRules {
+                max_piece_length: r.0,
+                split_by_unicode_script: r.1,
+                split_by_number: r.2,
+                split_digits: r.3,
+                treat_whitespace_as_suffix: r.4,
+                allow_whitespace_only_pieces: r.5,
+            }),
+            trace,
+        };
+        let core = tokenizer.inner.clone();
+        let counts = &self.inner.counts;
+        let t = with_events(py, callback, |on_event| {
+            continue_training(&core.model, core.vocab_size(), counts, &cfg, on_event)
+        })?;
+        let symbols = t.new_symbols.iter().map(|(id, b)| (*id, PyBytes::new(py, b))).collect();
+        let merges = t
+            .merges
+            .iter()
+            .map(|&(a, b, n, c)| (a, b, n, c, PyBytes::new(py, &t.tokens[n as usize])))
+            .collect();
+        Ok((symbols, merges))
+    }
+
     /// WordPiece by likelihood: (tokens in id order, alphabet size, merges as
     /// (left id, right id, token id, count)).
     #[allow(clippy::too_many_arguments, clippy::type_complexity)]

@@ -27,6 +27,7 @@ from .errors import (
     VocabSizeError,
 )
 from .pretrained import PretrainedNotFoundError, UnknownEncodingError
+from .surgery import add_tokens, extend, merge, resize
 from .tokenizer import Encoding, Tokenizer
 from .trainers import train, train_bpe
 
@@ -46,6 +47,10 @@ __all__ = [
     "train",
     "train_bpe",
     "diagnose",
+    "add_tokens",
+    "extend",
+    "merge",
+    "resize",
     "evaluate",
     "compare",
     "errors",

@@ -6,7 +6,7 @@ import os
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from . import _core
 from .errors import DisallowedSpecialTokenError, TokenizerFormatError
@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from .streaming import StreamDecoder
+    from .surgery.prune import IdMap
 
 __all__ = ["Tokenizer", "Encoding"]
 
@@ -323,6 +324,41 @@ class Tokenizer:
     @property
     def is_byte_level(self) -> bool:
         return self._core.byte_level
+
+    # ------------------------------------------------------ vocabulary changes
+    # Each returns a new tokenizer in this one's format; this one is unchanged.
+    # (tokensmith.surgery has the details.)
+    def add_tokens(self, tokens: Iterable[str], *, special: bool = False,
+                   **options: Any) -> Tokenizer:
+        """A new tokenizer with ``tokens`` added whole, ids after the last one
+        (see :func:`tokensmith.surgery.add_tokens`)."""
+        from .surgery import add_tokens
+
+        return add_tokens(self, tokens, special=special, **options)
+
+    def extend(self, files: Any = None, *, texts: Iterable[str] | None = None,
+               add: int | None = None, vocab_size: int | None = None,
+               **options: Any) -> Tokenizer:
+        """A new tokenizer with ``add`` tokens learned on new text, every old
+        token, id and merge kept (see :func:`tokensmith.surgery.extend`)."""
+        from .surgery import extend
+
+        return extend(self, files, texts=texts, add=add, vocab_size=vocab_size, **options)
+
+    def prune(self, files: Any = None, *, texts: Iterable[str] | None = None,
+              **options: Any) -> tuple[Tokenizer, IdMap]:
+        """``(new_tokenizer, id_map)`` without the tokens the text rarely uses
+        (see :func:`tokensmith.surgery.prune`)."""
+        from .surgery import prune
+
+        return prune(self, texts=texts, files=files, **options)
+
+    def resize(self, multiple_of: int | None = None, **options: Any) -> Tokenizer:
+        """Pad with reserved special tokens to a multiple, or check ``max_vocab``
+        (see :func:`tokensmith.surgery.resize`)."""
+        from .surgery import resize
+
+        return resize(self, multiple_of, **options)
 
     # ------------------------------------------------------------------ files
     def to_str(self, *, pretty: bool = True) -> str:

@@ -163,130 +163,26 @@ pub fn train(
         )));
     }
     let target = cfg.vocab_size - alphabet_size;
-
-    // 2. pair counts and the pair -> words index
-    let mut pair_counts: FxHashMap<Pair, i64> = FxHashMap::default();
-    let mut where_: FxHashMap<Pair, Vec<u32>> = FxHashMap::default();
-    for (wi, w) in words.iter().enumerate() {
-        let c = wcounts[wi] as i64;
-        for p in w.windows(2) {
-            let pair = (p[0], p[1]);
-            *pair_counts.entry(pair).or_insert(0) += c;
-            let list = where_.entry(pair).or_default();
-            if list.last() != Some(&(wi as u32)) {
-                list.push(wi as u32);
-            }
-        }
-    }
-    let mut heap: BinaryHeap<(i64, Reverse<Pair>)> = pair_counts.iter().map(|(p, c)| (*c, Reverse(*p))).collect();
-
-    // 3. merge loop
-    let mut merges: Vec<(u32, u32, u32, u64)> = Vec::with_capacity(target);
-    let mut deltas: FxHashMap<Pair, i64> = FxHashMap::default();
-    let mut new_pairs: FxHashMap<Pair, Vec<u32>> = FxHashMap::default();
-    let report_every = (target / 200).max(1);
-    let prefix_len = if cfg.byte_level {
-        0
-    } else {
-        cfg.continuing_subword_prefix.as_ref().map_or(0, |p| p.len())
-    };
-    while merges.len() < target {
-        let Some((count, Reverse(pair))) = heap.pop() else {
-            break;
-        };
-        let actual = pair_counts.get(&pair).copied().unwrap_or(0);
-        if actual != count {
-            if actual > 0 {
-                heap.push((actual, Reverse(pair)));
-            }
-            continue;
-        }
-        if count <= 0 || (count as u64) < cfg.min_frequency.max(1) {
-            break;
-        }
-        let (a, b) = pair;
-        let new_len = unit_len[a as usize] + unit_len[b as usize];
-        if cfg.max_token_length.is_some_and(|m| new_len > m) {
-            pair_counts.remove(&pair);
-            continue;
-        }
-        if let Some(rules) = &cfg.sp_rules {
-            let merged = [tokens[a as usize].as_slice(), tokens[b as usize].as_slice()].concat();
-            let chars: Vec<char> = String::from_utf8_lossy(&merged).chars().collect();
-            let classes: Vec<_> = chars.iter().map(|&c| rules.class(c)).collect();
-            if !rules.is_valid(&chars, &classes) {
-                pair_counts.remove(&pair);
-                where_.remove(&pair);
-                continue;
-            }
-        }
-        let new_id = tokens.len() as u32;
-        let mut bytes = tokens[a as usize].clone();
-        let right = &tokens[b as usize];
-        bytes.extend_from_slice(if right.len() >= prefix_len {
-            &right[prefix_len..]
+    let limits = Limits {
+        target,
+        min_frequency: cfg.min_frequency,
+        max_token_length: cfg.max_token_length,
+        sp_rules: cfg.sp_rules.as_ref(),
+        prefix_len: if cfg.byte_level {
+            0
         } else {
-            right
-        });
-        tokens.push(bytes);
-        unit_len.push(new_len);
-        merges.push((a, b, new_id, count as u64));
-        let idx = merges.len() - 1;
-        if idx < cfg.trace {
-            on_event(TrainEvent::Merge {
-                index: idx,
-                left: &tokens[a as usize],
-                right: &tokens[b as usize],
-                new_id,
-                count: count as u64,
-            })?;
-        }
-        if merges.len().is_multiple_of(report_every) {
-            on_event(TrainEvent::Progress {
-                done: merges.len(),
-                total: target,
-            })?;
-        }
-
-        // apply the merge to every word that contains the pair
-        let mut list = where_.remove(&pair).unwrap_or_default();
-        list.sort_unstable();
-        list.dedup();
-        deltas.clear();
-        new_pairs.clear();
-        super::apply_merge(
-            &mut words,
-            &wcounts,
-            &list,
-            pair,
-            new_id,
-            &mut deltas,
-            &mut new_pairs,
-            |_| {},
-        );
-        pair_counts.remove(&pair);
-        let mut touched: Vec<(Pair, i64)> = deltas.drain().filter(|(_, d)| *d != 0).collect();
-        touched.sort_unstable();
-        for (p, d) in touched {
-            let e = pair_counts.entry(p).or_insert(0);
-            *e += d;
-            let now = *e;
-            if now <= 0 {
-                pair_counts.remove(&p);
-            } else if d > 0 {
-                heap.push((now, Reverse(p)));
-            }
-        }
-        for (p, ws) in new_pairs.drain() {
-            if pair_counts.contains_key(&p) {
-                where_.entry(p).or_default().extend(ws);
-            }
-        }
-    }
-    on_event(TrainEvent::Progress {
-        done: merges.len(),
-        total: target,
-    })?;
+            cfg.continuing_subword_prefix.as_ref().map_or(0, |p| p.len())
+        },
+        trace: cfg.trace,
+    };
+    let mut state = Symbols {
+        words,
+        wcounts,
+        tokens,
+        unit_len,
+    };
+    let merges = merge_loop(&mut state, &limits, on_event)?;
+    let tokens = state.tokens;
 
     // 4. the model
     let mut vocab = FxHashMap::default();
@@ -320,6 +216,157 @@ pub fn train(
         alphabet_size,
         tokens,
     })
+}
+
+/// What the merge loop works on: words as symbol ids with their counts, and
+/// every id's bytes (model space; empty for ids with no token) and length in
+/// units (bytes for byte-level models, characters otherwise).
+pub(crate) struct Symbols {
+    pub words: Vec<Vec<u32>>,
+    pub wcounts: Vec<u64>,
+    pub tokens: Vec<Vec<u8>>,
+    pub unit_len: Vec<usize>,
+}
+
+/// When the merge loop stops, and which merges it may not make.
+pub(crate) struct Limits<'a> {
+    /// How many merges to learn at most.
+    pub target: usize,
+    pub min_frequency: u64,
+    pub max_token_length: Option<usize>,
+    pub sp_rules: Option<&'a super::sp_common::PieceRules>,
+    /// Bytes of the continuing-subword prefix, dropped from a merge's right side.
+    pub prefix_len: usize,
+    pub trace: usize,
+}
+
+/// Learn up to `limits.target` merges over `state`; each new token takes the
+/// next id (`state.tokens.len()`), so a model continued from an existing
+/// vocabulary keeps every old id. Returns (left, right, new id, count) per
+/// merge, in order.
+pub(crate) fn merge_loop(
+    state: &mut Symbols,
+    limits: &Limits,
+    on_event: &mut dyn FnMut(TrainEvent) -> Result<()>,
+) -> Result<Vec<(u32, u32, u32, u64)>> {
+    let Symbols {
+        words,
+        wcounts,
+        tokens,
+        unit_len,
+    } = state;
+    let target = limits.target;
+    // 2. pair counts and the pair -> words index
+    let mut pair_counts: FxHashMap<Pair, i64> = FxHashMap::default();
+    let mut where_: FxHashMap<Pair, Vec<u32>> = FxHashMap::default();
+    for (wi, w) in words.iter().enumerate() {
+        let c = wcounts[wi] as i64;
+        for p in w.windows(2) {
+            let pair = (p[0], p[1]);
+            *pair_counts.entry(pair).or_insert(0) += c;
+            let list = where_.entry(pair).or_default();
+            if list.last() != Some(&(wi as u32)) {
+                list.push(wi as u32);
+            }
+        }
+    }
+    let mut heap: BinaryHeap<(i64, Reverse<Pair>)> = pair_counts.iter().map(|(p, c)| (*c, Reverse(*p))).collect();
+
+    // 3. merge loop
+    let mut merges: Vec<(u32, u32, u32, u64)> = Vec::with_capacity(target);
+    let mut deltas: FxHashMap<Pair, i64> = FxHashMap::default();
+    let mut new_pairs: FxHashMap<Pair, Vec<u32>> = FxHashMap::default();
+    let report_every = (target / 200).max(1);
+    let prefix_len = limits.prefix_len;
+    while merges.len() < target {
+        let Some((count, Reverse(pair))) = heap.pop() else {
+            break;
+        };
+        let actual = pair_counts.get(&pair).copied().unwrap_or(0);
+        if actual != count {
+            if actual > 0 {
+                heap.push((actual, Reverse(pair)));
+            }
+            continue;
+        }
+        if count <= 0 || (count as u64) < limits.min_frequency.max(1) {
+            break;
+        }
+        let (a, b) = pair;
+        let new_len = unit_len[a as usize] + unit_len[b as usize];
+        if limits.max_token_length.is_some_and(|m| new_len > m) {
+            pair_counts.remove(&pair);
+            continue;
+        }
+        if let Some(rules) = limits.sp_rules {
+            let merged = [tokens[a as usize].as_slice(), tokens[b as usize].as_slice()].concat();
+            let chars: Vec<char> = String::from_utf8_lossy(&merged).chars().collect();
+            let classes: Vec<_> = chars.iter().map(|&c| rules.class(c)).collect();
+            if !rules.is_valid(&chars, &classes) {
+                pair_counts.remove(&pair);
+                where_.remove(&pair);
+                continue;
+            }
+        }
+        let new_id = tokens.len() as u32;
+        let mut bytes = tokens[a as usize].clone();
+        let right = &tokens[b as usize];
+        bytes.extend_from_slice(if right.len() >= prefix_len {
+            &right[prefix_len..]
+        } else {
+            right
+        });
+        tokens.push(bytes);
+        unit_len.push(new_len);
+        merges.push((a, b, new_id, count as u64));
+        let idx = merges.len() - 1;
+        if idx < limits.trace {
+            on_event(TrainEvent::Merge {
+                index: idx,
+                left: &tokens[a as usize],
+                right: &tokens[b as usize],
+                new_id,
+                count: count as u64,
+            })?;
+        }
+        if merges.len().is_multiple_of(report_every) {
+            on_event(TrainEvent::Progress {
+                done: merges.len(),
+                total: target,
+            })?;
+        }
+
+        // apply the merge to every word that contains the pair
+        let mut list = where_.remove(&pair).unwrap_or_default();
+        list.sort_unstable();
+        list.dedup();
+        deltas.clear();
+        new_pairs.clear();
+        super::apply_merge(words, wcounts, &list, pair, new_id, &mut deltas, &mut new_pairs, |_| {});
+        pair_counts.remove(&pair);
+        let mut touched: Vec<(Pair, i64)> = deltas.drain().filter(|(_, d)| *d != 0).collect();
+        touched.sort_unstable();
+        for (p, d) in touched {
+            let e = pair_counts.entry(p).or_insert(0);
+            *e += d;
+            let now = *e;
+            if now <= 0 {
+                pair_counts.remove(&p);
+            } else if d > 0 {
+                heap.push((now, Reverse(p)));
+            }
+        }
+        for (p, ws) in new_pairs.drain() {
+            if pair_counts.contains_key(&p) {
+                where_.entry(p).or_default().extend(ws);
+            }
+        }
+    }
+    on_event(TrainEvent::Progress {
+        done: merges.len(),
+        total: target,
+    })?;
+    Ok(merges)
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! Trainers: count pre-tokenized words over a corpus, then learn a vocabulary.
 
 pub mod bpe;
+pub mod continued;
 mod counter;
 pub mod sp_common;
 pub mod unigram;

@@ -25,9 +25,8 @@ def loads(
 ) -> Tokenizer:
     """A tokenizer from the bytes of a rank file, a split regex (or a pattern name
     such as ``"cl100k"``) and special tokens (content -> id)."""
-    from ..tokenizer import Tokenizer
-
     from ..surgery._base import TiktokenSource
+    from ..tokenizer import Tokenizer
 
     specials = sorted((special_tokens or {}).items(), key=lambda kv: kv[1])
     regex = patterns.resolve(pattern)

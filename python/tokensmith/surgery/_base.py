@@ -42,6 +42,7 @@ __all__ = [
     "from_model_proto",
     "model_proto",
     "token_bytes",
+    "to_tokenizer_json",
 ]
 
 Origin = Literal["tiktoken", "sentencepiece", "json"]
@@ -147,3 +148,9 @@ def token_bytes(tok: Tokenizer) -> dict[int, bytes]:
         if raw is not None:
             out[i] = raw
     return out
+
+
+def to_tokenizer_json(tok: Tokenizer) -> Tokenizer:
+    """The same tokenizer kept as ``tokenizer.json`` data (no longer tied to the rank
+    file or ``.model`` it came from), for changes those formats cannot hold."""
+    return from_spec(spec(tok))

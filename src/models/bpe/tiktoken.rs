@@ -11,17 +11,17 @@ pub fn parse(data: &[u8]) -> Result<Vec<(Vec<u8>, u32)>> {
     parse_with_holes(data, &[])
 }
 
-/// [`parse`], where the ranks may skip the ids in `holes` (the special
-/// tokens' ids: a vocabulary extended after its special tokens has ranks on
-/// both sides of them). Every other gap is an error, so memory stays bounded
-/// by the file's size.
-pub fn parse_with_holes(data: &[u8], holes: &[u32]) -> Result<Vec<(Vec<u8>, u32)>> {
+/// [`parse`], where the ranks may skip ids below the largest id in
+/// `specials` (where an encoding's special tokens sit: cl100k leaves
+/// 100256-100276 to them, and a vocabulary extended after its special tokens
+/// has ranks on both sides). Every other gap is an error, so memory stays
+/// bounded by the file's size and the special tokens' ids.
+pub fn parse_with_holes(data: &[u8], specials: &[u32]) -> Result<Vec<(Vec<u8>, u32)>> {
     let out = parse_lines(data)?;
     let mut ranks: Vec<(u32, usize)> = out.iter().enumerate().map(|(i, x)| (x.1, i)).collect();
     ranks.sort_unstable();
-    let mut holes: Vec<u32> = holes.to_vec();
-    holes.sort_unstable();
-    let mut hole = holes.iter().peekable();
+    // the highest id a gap may reach
+    let last_special = specials.iter().copied().max();
     let mut expected: u32 = 0;
     for (k, &(r, i)) in ranks.iter().enumerate() {
         if k > 0 && ranks[k - 1].0 == r {
@@ -31,20 +31,14 @@ pub fn parse_with_holes(data: &[u8], holes: &[u32]) -> Result<Vec<(Vec<u8>, u32)
                 ranks[k - 1].1.max(i) + 1
             )));
         }
-        while hole.peek().is_some_and(|&&h| h < expected) {
-            hole.next();
-        }
-        while hole.peek() == Some(&&expected) && r != expected {
-            hole.next();
-            expected += 1;
-        }
-        if r != expected {
+        if r != expected && last_special.is_none_or(|last| r - 1 > last) {
+            let missing = last_special.map_or(expected, |last| expected.max(last + 1));
             return Err(Error::Format(format!(
-                "rank {expected} is missing: ranks must run from 0 to {} without gaps",
+                "rank {missing} is missing: ranks must run from 0 to {} without gaps",
                 out.len() - 1
             )));
         }
-        expected += 1;
+        expected = r + 1;
     }
     Ok(out)
 }
@@ -109,10 +103,13 @@ mod tests {
         // a hole only where a special token sits
         let holed = parse_with_holes(b"YQ== 0\nYg== 2\n", &[1]).unwrap();
         assert_eq!(holed[1], (b"b".to_vec(), 2));
+        // gaps below the last special id are allowed (cl100k's 100256), none above it
+        assert!(parse_with_holes(b"YQ== 0\nYg== 4\n", &[3]).is_ok());
         assert!(parse_with_holes(b"YQ== 0\nYg== 3\n", &[1])
             .unwrap_err()
             .to_string()
             .contains("rank 2 is missing"));
         assert!(parse_with_holes(b"YQ== 0\nYg== 1\n", &[1, 7]).is_ok());
+        assert!(parse_with_holes(b"Yg== 1\n", &[0]).is_ok());
     }
 }
