@@ -305,7 +305,11 @@ impl Tokenizer {
         }
         if self.added.has_normalized() {
             let mut segs = Vec::new();
-            if self.added.split_normalized(&ns.text, allowed, &mut segs)? && segs.len() != 1 {
+            // (a single text segment: no token matched; a single token
+            // segment: the whole text is one token)
+            if self.added.split_normalized(&ns.text, allowed, &mut segs)?
+                && !matches!(segs.as_slice(), [Segment::Text(..)])
+            {
                 for seg in segs {
                     match seg {
                         Segment::Token(id, a, b) => sink.push_added(id, ns.original_range(a, b), &ns.text[a..b]),

@@ -14,12 +14,15 @@ from . import compare, errors, evaluate, patterns
 from .diagnostics import diagnose
 from .errors import (
     ChecksumError,
+    CompatibilityError,
     ConfigError,
     CorpusEncodingError,
     CorpusError,
     DisallowedSpecialTokenError,
     EmptyCorpusError,
     InvalidPatternError,
+    PruneError,
+    SurgeryError,
     TokenizerError,
     TokenizerFormatError,
     UnknownIdError,
@@ -27,7 +30,16 @@ from .errors import (
     VocabSizeError,
 )
 from .pretrained import PretrainedNotFoundError, UnknownEncodingError
-from .surgery import add_tokens, extend, merge, resize
+from .surgery import (
+    CompatibilityReport,
+    IdMap,
+    add_tokens,
+    check_compatible,
+    extend,
+    merge,
+    prune,
+    resize,
+)
 from .tokenizer import Encoding, Tokenizer
 from .trainers import train, train_bpe
 
@@ -49,8 +61,12 @@ __all__ = [
     "diagnose",
     "add_tokens",
     "extend",
+    "prune",
     "merge",
     "resize",
+    "check_compatible",
+    "CompatibilityReport",
+    "IdMap",
     "evaluate",
     "compare",
     "errors",
@@ -67,6 +83,9 @@ __all__ = [
     "CorpusEncodingError",
     "EmptyCorpusError",
     "ChecksumError",
+    "SurgeryError",
+    "PruneError",
+    "CompatibilityError",
     "PretrainedNotFoundError",
     "UnknownEncodingError",
 ]

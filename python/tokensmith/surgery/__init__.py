@@ -12,7 +12,20 @@ from __future__ import annotations
 
 from ._base import to_tokenizer_json
 from .add import add_tokens, resize
+from .check import CheckResult, CompatibilityReport, check_compatible
 from .extend import extend
 from .merging import merge
+from .prune import IdMap, prune
 
-__all__ = ["add_tokens", "extend", "merge", "resize", "to_tokenizer_json"]
+__all__ = [
+    "add_tokens",
+    "extend",
+    "prune",
+    "merge",
+    "resize",
+    "check_compatible",
+    "CompatibilityReport",
+    "CheckResult",
+    "IdMap",
+    "to_tokenizer_json",
+]

@@ -125,7 +125,7 @@ def _bpe_tokens(base: Tokenizer, donor: Tokenizer, ddoc: dict[str, Any]) -> list
         have[raw] = next_id
         next_id += 1
         new.append(NewToken(raw))
-    for left, right in donor.merges:
+    for left, right in _merges(donor, ddoc):
         a = _model_bytes(donor, donor.token_to_id(left))
         b = _model_bytes(donor, donor.token_to_id(right))
         if a is None or b is None or a not in have or b not in have:
@@ -137,6 +137,25 @@ def _bpe_tokens(base: Tokenizer, donor: Tokenizer, ddoc: dict[str, Any]) -> list
         next_id += 1
         new.append(NewToken(merged, left=have[a], right=have[b]))
     return new
+
+
+def _merges(tok: Tokenizer, doc: dict[str, Any]) -> list[tuple[str, str]]:
+    """The merges in order; for SentencePiece BPE (which merges by piece score)
+    one split per piece into two pieces (the split whose lower-scored part scores
+    highest), pieces by score, highest first."""
+    rows = doc["model"].get("sentencepiece")
+    if rows is None:
+        return tok.merges
+    score = {p: s for p, s, t in rows if t == NORMAL}
+    out: list[tuple[str, str]] = []
+    for piece, _ in sorted(score.items(), key=lambda ps: -ps[1]):
+        splits = [(min(score[piece[:k]], score[piece[k:]]), piece[:k], piece[k:])
+                  for k in range(1, len(piece))
+                  if piece[:k] in score and piece[k:] in score]
+        if splits:
+            _, a, b = max(splits)
+            out.append((a, b))
+    return out
 
 
 def _model_bytes(tok: Tokenizer, token_id: int | None) -> bytes | None:
