@@ -41,6 +41,8 @@ def samples() -> list[str]:
 
 
 def assert_old_ids_kept(old: ts.Tokenizer, new: ts.Tokenizer) -> None:
+    report = ts.check_compatible(old, new, samples())
+    assert report.ok, report.failures
     assert new.vocab_size >= old.vocab_size
     for i in range(old.vocab_size):
         assert new.id_to_bytes(i) == old.id_to_bytes(i), f"id {i} changed"
@@ -124,6 +126,14 @@ def test_existing_token_is_not_duplicated(trained: ts.Tokenizer) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         trained.add_tokens(["<|endoftext|>"], on_exists="ignore")
+
+
+def test_normalized_token_that_exists_is_not_duplicated() -> None:
+    bert = ts.load(str(asset("bert-base-uncased", "tokenizer.json")))
+    with pytest.warns(UserWarning, match="normalized"):
+        new = bert.add_tokens(["Naïve", "COVID-19"])
+    assert new.vocab_size == bert.vocab_size + 1
+    assert ts.check_compatible(bert, new, ["a naïve COVID-19 test"]).ok
 
 
 @pytest.mark.parametrize("bad", ["", "   ", "\n\t"])

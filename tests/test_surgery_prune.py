@@ -29,7 +29,6 @@ from tokensmith.errors import (
     TokenizerFormatError,
     UnknownIdError,
 )
-
 from tokensmith.surgery.prune import IdMap, prune
 
 from .conftest import asset, corpus_file, make_text

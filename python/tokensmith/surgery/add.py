@@ -70,18 +70,33 @@ def add_tokens(
         old = tok.token_to_id(t)
         if old is None:
             fresh.append(t)
-            continue
-        message = f"{t!r} is already token {old}; it is not added again"
-        if on_exists == "error":
-            raise TokenExistsError(message + " (on_exists='error')", token=t, token_id=old)
-        if on_exists == "warn":
-            warnings.warn(message, stacklevel=3)
-        elif on_exists != "ignore":
-            raise ConfigError(f"on_exists must be 'warn', 'ignore' or 'error', not {on_exists!r}")
+        else:
+            _exists(t, old, on_exists)
     if not fresh:
         return tok
     check_limit(tok.vocab_size + len(fresh), max_vocab, f"adding {len(fresh):,} tokens")
-    return _append_added(tok, fresh, special, opts)
+    out = _append_added(tok, fresh, special, opts)
+    # a token matched on normalized text is stored normalized: BERT's lowercasing
+    # and accent stripping can turn it into one the vocabulary has
+    same = {t: old for i, t in enumerate(fresh)
+            if (shown := out.id_to_token(tok.vocab_size + i)) not in (None, t)
+            and (old := tok.token_to_id(shown)) is not None}
+    if not same:
+        return out
+    for t, old in same.items():
+        _exists(t, old, on_exists, f" (normalized, it is {tok.id_to_token(old)!r})")
+    rest = [t for t in fresh if t not in same]
+    return _append_added(tok, rest, special, opts) if rest else tok
+
+
+def _exists(token: str, old: int, on_exists: str, how: str = "") -> None:
+    message = f"{token!r} is already token {old}{how}; it is not added again"
+    if on_exists == "error":
+        raise TokenExistsError(message + " (on_exists='error')", token=token, token_id=old)
+    if on_exists == "warn":
+        warnings.warn(message, stacklevel=4)
+    elif on_exists != "ignore":
+        raise ConfigError(f"on_exists must be 'warn', 'ignore' or 'error', not {on_exists!r}")
 
 
 def _validate(tokens: Iterable[str]) -> list[str]:

@@ -116,7 +116,8 @@ def _bpe_tokens(base: Tokenizer, donor: Tokenizer, ddoc: dict[str, Any]) -> list
     new: list[NewToken] = []
     next_id = base.vocab_size
     # single symbols the base lacks (characters; a byte-level base has every byte)
-    for token, _ in sorted(ddoc["model"]["vocab"].items(), key=lambda kv: kv[1]):
+    singles = [] if base.is_byte_level else ddoc["model"]["vocab"].items()
+    for token, _ in sorted(singles, key=lambda kv: kv[1]):
         raw = _model_bytes(donor, donor.token_to_id(token))
         if raw is None or raw in have or len(raw.decode("utf-8", "replace")) != 1:
             continue
