@@ -357,3 +357,38 @@ def test_resize_sentencepiece_unused_pieces(tmp_path: Path) -> None:
     new = tok.resize(size=32010)
     assert new.vocab_size == 32010 and new.id_to_token(32005) == "<unused5>"
     sp_ids(new, samples(), tmp_path / "r.model")
+
+
+# ---------------------------------------------------------------------- CLI
+
+
+def test_cli_add_extend_merge_resize(trained: ts.Tokenizer, tmp_path: Path,
+                                     capsys: pytest.CaptureFixture[str]) -> None:
+    from tokensmith.cli import main
+
+    base = trained.save(tmp_path / "base.json")
+    corpus = tmp_path / "new.txt"
+    corpus.write_text("\n".join(make_text(40 + i) for i in range(20)), encoding="utf-8")
+    out = str(tmp_path / "a.json")
+    assert main(["add-tokens", str(base), "<tool>", "--special", "-o", out]) == 0
+    added = ts.load(str(tmp_path / "a.json"))
+    assert added.special_tokens["<tool>"] == trained.vocab_size
+    assert main(["extend", str(base), "--text", str(corpus), "--add", "40",
+                 "-o", str(tmp_path / "e")]) == 0
+    extended = ts.load(str(tmp_path / "e"))
+    assert extended.vocab_size == trained.vocab_size + 40
+    assert "new ids" in capsys.readouterr().out
+    assert main(["merge", str(base), str(tmp_path / "e" / "tokenizer.json"),
+                 "--limit", "10", "-o", str(tmp_path / "m.json")]) == 0
+    assert ts.load(str(tmp_path / "m.json")).vocab_size == trained.vocab_size + 10
+    assert main(["resize", str(base), "--multiple-of", "64", "-o", str(tmp_path / "r.json")]) == 0
+    assert ts.load(str(tmp_path / "r.json")).vocab_size % 64 == 0
+    assert main(["resize", str(base), "--max-vocab", str(trained.vocab_size)]) == 0
+    assert "fits" in capsys.readouterr().out
+    # bad input: one line, exit status 2, nothing written
+    assert main(["resize", str(base), "--max-vocab", "10"]) == 2
+    assert main(["extend", str(base), "--text", str(tmp_path / "missing.txt"), "--add", "5",
+                 "-o", str(tmp_path / "x.json")]) == 2
+    assert main(["add-tokens", str(base), " ", "-o", str(tmp_path / "y.json")]) == 2
+    assert not (tmp_path / "x.json").exists() and not (tmp_path / "y.json").exists()
+    assert "error" in capsys.readouterr().err
