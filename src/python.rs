@@ -818,12 +818,13 @@ impl WordCounter_ {
 
     /// BPE continued on top of `tokenizer`'s model (see
     /// `trainers::continued`): (new characters as (id, bytes), merges as
-    /// (left id, right id, new id, count, token bytes)). `sp_rules` is
+    /// (left id, right id, new id, count, token bytes)). `protect`: pieces
+    /// counted from text whose ids must not change. `sp_rules` is
     /// SentencePiece's (max_piece_length, split_by_unicode_script,
     /// split_by_number, split_digits, treat_whitespace_as_suffix,
     /// allow_whitespace_only_pieces).
     #[allow(clippy::too_many_arguments, clippy::type_complexity)]
-    #[pyo3(signature = (tokenizer, new_tokens, min_frequency, max_token_length, byte_level, continuing_subword_prefix, end_of_word_suffix, foreign, character_coverage, sp_rules, trace, callback=None))]
+    #[pyo3(signature = (tokenizer, new_tokens, min_frequency, max_token_length, byte_level, continuing_subword_prefix, end_of_word_suffix, foreign, character_coverage, sp_rules, trace, callback=None, protect=None))]
     fn continue_bpe<'py>(
         &self,
         py: Python<'py>,
@@ -839,6 +840,7 @@ impl WordCounter_ {
         sp_rules: Option<(usize, bool, bool, bool, bool, bool)>,
         trace: usize,
         callback: Option<Py<PyAny>>,
+        protect: Option<PyRef<'py, WordCounter_>>,
     ) -> PyResult<(
         Vec<(u32, Bound<'py, PyBytes>)>,
         Vec<(u32, u32, u32, u64, Bound<'py, PyBytes>)>,
@@ -862,6 +864,9 @@ impl WordCounter_ {
                 allow_whitespace_only_pieces: r.5,
             }),
             trace,
+            protected: protect
+                .map(|p| p.inner.counts.keys().cloned().collect())
+                .unwrap_or_default(),
         };
         let core = tokenizer.inner.clone();
         let counts = &self.inner.counts;

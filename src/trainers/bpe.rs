@@ -174,6 +174,7 @@ pub fn train(
             cfg.continuing_subword_prefix.as_ref().map_or(0, |p| p.len())
         },
         trace: cfg.trace,
+        forbidden: None,
     };
     let mut state = Symbols {
         words,
@@ -238,6 +239,14 @@ pub(crate) struct Limits<'a> {
     /// Bytes of the continuing-subword prefix, dropped from a merge's right side.
     pub prefix_len: usize,
     pub trace: usize,
+    /// Tokens that may not be made (they would change protected text).
+    pub forbidden: Option<&'a Forbidden>,
+}
+
+/// Tokens a merge may not make: these, and any longer than `longest` bytes.
+pub(crate) struct Forbidden {
+    pub tokens: rustc_hash::FxHashSet<Vec<u8>>,
+    pub longest: usize,
 }
 
 /// Learn up to `limits.target` merges over `state`; each new token takes the
@@ -298,6 +307,14 @@ pub(crate) fn merge_loop(
             pair_counts.remove(&pair);
             continue;
         }
+        if let Some(forbidden) = limits.forbidden {
+            let merged = joined(&tokens[a as usize], &tokens[b as usize], prefix_len);
+            if merged.len() > forbidden.longest || forbidden.tokens.contains(&merged) {
+                pair_counts.remove(&pair);
+                where_.remove(&pair);
+                continue;
+            }
+        }
         if let Some(rules) = limits.sp_rules {
             let merged = [tokens[a as usize].as_slice(), tokens[b as usize].as_slice()].concat();
             let chars: Vec<char> = String::from_utf8_lossy(&merged).chars().collect();
@@ -309,13 +326,7 @@ pub(crate) fn merge_loop(
             }
         }
         let new_id = tokens.len() as u32;
-        let mut bytes = tokens[a as usize].clone();
-        let right = &tokens[b as usize];
-        bytes.extend_from_slice(if right.len() >= prefix_len {
-            &right[prefix_len..]
-        } else {
-            right
-        });
+        let bytes = joined(&tokens[a as usize], &tokens[b as usize], prefix_len);
         tokens.push(bytes);
         unit_len.push(new_len);
         merges.push((a, b, new_id, count as u64));
@@ -367,6 +378,17 @@ pub(crate) fn merge_loop(
         total: target,
     })?;
     Ok(merges)
+}
+
+/// The token a merge makes: the left side, then the right side without its
+/// continuing-subword prefix.
+pub(crate) fn joined(left: &[u8], right: &[u8], prefix_len: usize) -> Vec<u8> {
+    let right = if right.len() >= prefix_len {
+        &right[prefix_len..]
+    } else {
+        right
+    };
+    [left, right].concat()
 }
 
 #[cfg(test)]

@@ -11,7 +11,7 @@
 //! end-of-word suffix at its end); the rest cut the word, so no merge can
 //! cross them.
 
-use super::bpe::{merge_loop, Limits, Symbols};
+use super::bpe::{joined, merge_loop, Forbidden, Limits, Symbols};
 use super::sp_common::PieceRules;
 use super::TrainEvent;
 use crate::error::{Error, Result};
@@ -35,6 +35,10 @@ pub struct ContinueConfig {
     /// SentencePiece's rules for what may be a piece.
     pub sp_rules: Option<PieceRules>,
     pub trace: usize,
+    /// Pieces (as counted) whose ids must not change: no new token may be
+    /// made of adjacent tokens of their old segmentation, and no missing
+    /// character of theirs becomes a symbol.
+    pub protected: Vec<Vec<u8>>,
 }
 
 pub struct Continued {
@@ -79,7 +83,9 @@ pub fn continue_training(
 
     // 2. the missing characters that get a symbol
     let budget = cfg.new_tokens;
-    let kept = kept_characters(&entries, &cut, cfg.character_coverage, budget);
+    let (forbidden, foreign_protected) = protected_runs(model, &tokens, &prefix, cfg);
+    let mut kept = kept_characters(&entries, &cut, cfg.character_coverage, budget);
+    kept.retain(|c| !foreign_protected.contains(c));
     let mut sym_ids: FxHashMap<Vec<u8>, u32> = FxHashMap::default();
     let mut new_symbols: Vec<(u32, Vec<u8>)> = Vec::new();
     let mut words: Vec<Vec<u32>> = Vec::with_capacity(cut.len());
@@ -121,6 +127,11 @@ pub fn continue_training(
         sp_rules: cfg.sp_rules.as_ref(),
         prefix_len: prefix.len(),
         trace: cfg.trace,
+        forbidden: if cfg.protected.is_empty() {
+            None
+        } else {
+            Some(&forbidden)
+        },
     };
     let mut state = Symbols {
         words,
@@ -134,6 +145,54 @@ pub fn continue_training(
         merges,
         tokens: state.tokens,
     })
+}
+
+/// Longest run of protected tokens (in bytes) listed: a merge making a longer
+/// token is refused outright when text is protected.
+const PROTECTED_RUN_BYTES: usize = 256;
+
+/// What protected text forbids: every concatenation of two or more adjacent
+/// tokens of a protected piece's old segmentation, and the characters it has
+/// no token for. New tokens rank after every old one (merge list, rank or
+/// score), so on any text the old merges run to the old segmentation first
+/// and a new token can only join adjacent tokens of it: none of these can
+/// form, and protected text keeps its ids.
+fn protected_runs(
+    model: &ModelKind,
+    tokens: &[Vec<u8>],
+    prefix: &str,
+    cfg: &ContinueConfig,
+) -> (Forbidden, FxHashSet<char>) {
+    let mut forbidden = FxHashSet::default();
+    let mut foreign_chars = FxHashSet::default();
+    for piece in &cfg.protected {
+        let mut out: Vec<(u32, u32)> = Vec::new();
+        model.encode_piece(piece, &mut out);
+        let mut pos = 0usize;
+        for &(id, len) in &out {
+            let end = (pos + len as usize).min(piece.len());
+            if cfg.foreign.contains(&id) {
+                foreign_chars.extend(String::from_utf8_lossy(&piece[pos..end]).chars());
+            }
+            pos = end;
+        }
+        for i in 0..out.len() {
+            let mut run = tokens.get(out[i].0 as usize).cloned().unwrap_or_default();
+            for &(id, _) in &out[i + 1..] {
+                let next = tokens.get(id as usize).map_or(&[][..], |t| t.as_slice());
+                run = joined(&run, next, prefix.len());
+                if run.len() > PROTECTED_RUN_BYTES {
+                    break;
+                }
+                forbidden.insert(run.clone());
+            }
+        }
+    }
+    let forbidden = Forbidden {
+        tokens: forbidden,
+        longest: PROTECTED_RUN_BYTES,
+    };
+    (forbidden, foreign_chars)
 }
 
 /// A token's length in the units `max_token_length` counts.
@@ -302,7 +361,27 @@ mod tests {
             character_coverage: 1.0,
             sp_rules: None,
             trace: 0,
+            protected: Vec::new(),
         }
+    }
+
+    #[test]
+    fn protected_pieces_keep_their_segmentation() {
+        let trained = base();
+        let model = ModelKind::Bpe(trained.model);
+        let mut k = cfg(10);
+        k.protected = vec![b"lowest".to_vec()];
+        let words = counts(&[("lowest", 9), ("newer", 5)]);
+        let c = continue_training(&model, 260, &words, &k, &mut |_| Ok(())).unwrap();
+        let mut old_cut = Vec::new();
+        model.encode_piece(b"lowest", &mut old_cut);
+        // no new token joins tokens of "lowest"; "newer" still gets its merges
+        let learned: Vec<&[u8]> = c.merges.iter().map(|m| c.tokens[m.2 as usize].as_slice()).collect();
+        assert!(
+            learned.iter().all(|t| !b"lowest".windows(t.len()).any(|w| w == *t)),
+            "{learned:?}"
+        );
+        assert!(learned.contains(&&b"newer"[..]));
     }
 
     #[test]

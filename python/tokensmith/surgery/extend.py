@@ -77,8 +77,9 @@ def extend(
     how each model family learns them).
 
     ``protect`` is text whose ids must not change (English documents when
-    extending for Chinese, say): new tokens its encoding would use are left
-    out, with the tokens built on them, and more are learned in their place.
+    extending for Chinese, say): no new token may join tokens of its words
+    (BPE), or be part of its words (Unigram, WordPiece), so its ids stay the
+    same; others are learned in their place.
 
     Fewer tokens are learned when the text runs out of pairs seen
     ``min_frequency`` times: a warning says so, or with ``strict=True``
@@ -99,15 +100,21 @@ def extend(
     t0 = time.monotonic()
     report = dict(verbose=verbose, progress=progress, out=out, callback=callback)
     guarded = _documents(protect)
-    # with text to protect, learn more: some will be left out
-    want = n if not guarded else n + n // 4 + 64
-    if fam == "unigram":
-        new = _unigram_tokens(tok, doc, files, texts, want, character_coverage, errors, report)
-    elif fam == "wordpiece":
-        new = _wordpiece_tokens(tok, doc, files, texts, want, min_frequency, errors, report)
+    if fam in ("unigram", "wordpiece"):
+        # with text to protect, learn more: the pieces it contains are left out
+        want = n if not guarded else 2 * n + 256
+        if fam == "unigram":
+            new = _unigram_tokens(tok, doc, files, texts, want, character_coverage, errors,
+                                  report)
+        else:
+            new = _wordpiece_tokens(tok, doc, files, texts, want, min_frequency, errors, report)
+        new = _outside(tok, doc, fam, new, guarded)[:n]
     else:
+        # protected text: the merge loop refuses tokens made of its tokens; a few
+        # spare ones replace what the check below may still leave out
+        want = n if not guarded else n + n // 16 + 32
         new = _bpe_tokens(tok, doc, fam, files, texts, want, min_frequency, max_token_length,
-                          character_coverage, errors, trace, report)
+                          character_coverage, errors, trace, report, guarded)
     if guarded:
         new = _spare(tok, new, guarded)
     new = new[:n]  # a prefix keeps the merge closure: tokens only build on earlier ones
@@ -132,12 +139,12 @@ def _documents(protect: Iterable[str] | None) -> list[str]:
 
 
 def _spare(tok: Tokenizer, new: list[NewToken], guarded: list[str]) -> list[NewToken]:
-    """``new`` without the tokens that would change the ids of ``guarded`` (and the
-    tokens built on them), repeated until the guarded text keeps its ids: leaving a
-    token out can let another new one apply."""
+    """``new`` without the tokens that still change the ids of ``guarded`` (and the
+    tokens built on them), checked by encoding it, until it keeps its ids (leaving
+    a token out can let another apply)."""
     before = tok.encode_batch(guarded, disallowed_special=())
     first = tok.vocab_size
-    for _ in range(8):
+    for _ in range(16):
         after = append_tokens(tok, new).encode_batch(guarded, disallowed_special=())
         used = {i for b, a in zip(before, after, strict=True) if a != b for i in a if i >= first}
         if not used:
@@ -208,12 +215,14 @@ def _events(report: dict[str, Any], unit: str) -> TrainingEvents:
 def _bpe_tokens(
     tok: Tokenizer, doc: dict[str, Any], fam: str, files: Files | None,
     texts: Iterable[str] | None, n: int, min_frequency: int, max_token_length: int | None,
-    coverage: float, errors: str, trace: int, report: dict[str, Any],
+    coverage: float, errors: str, trace: int, report: dict[str, Any], guarded: list[str],
 ) -> list[NewToken]:
     model = doc["model"]
     rules = _sp_rules(tok, doc) if fam == "sp-bpe" else None
-    counter = count_corpus(_counting_components(tok, doc, fam, rules), files, texts, errors,
+    components = _counting_components(tok, doc, fam, rules)
+    counter = count_corpus(components, files, texts, errors,
                            verbose=report["verbose"], out=report["out"])
+    protect = _protected(components, guarded)
     events = _events(report, "merges")
     symbols, merges = counter.continue_bpe(
         tok._core, n, min_frequency, max_token_length, fam == "byte-bpe",
@@ -221,11 +230,44 @@ def _bpe_tokens(
         _foreign_ids(tok, doc, fam), coverage, rules,
         trace if report["verbose"] or report["callback"] else 0,
         events if events.wanted else None,
+        protect,
     )
     events.close(len(merges))
     new = [NewToken(bytes(data)) for _, data in symbols]
     new.extend(NewToken(bytes(data), left=a, right=b) for a, b, _, _, data in merges)
     return new
+
+
+def _protected(components: dict[str, Any], guarded: list[str]) -> Any:
+    """The protected text's pieces, counted as the new text's are (or ``None``)."""
+    if not any(d.strip() for d in guarded):
+        return None
+    return count_corpus(components, None, guarded, "replace")
+
+
+def _outside(tok: Tokenizer, doc: dict[str, Any], fam: str, new: list[NewToken],
+             guarded: list[str]) -> list[NewToken]:
+    """The Unigram or WordPiece pieces that no protected word contains. A piece
+    that is no part of a word cannot be in its segmentation (Viterbi over pieces,
+    or greedy longest match), so protected text keeps its ids."""
+    if not any(d.strip() for d in guarded):
+        return new
+    rules = _sp_rules(tok, doc) if fam == "unigram" else None
+    components = _counting_components(tok, doc, "sp-bpe" if fam == "unigram" else fam, rules)
+    counter = _protected(components, guarded)
+    words = [w.decode("utf-8", "replace") for w, _ in counter.most_common(counter.distinct)]
+    anywhere = "\0" + "\0".join(words)
+    if fam == "unigram":
+        return [t for t in new if t.data.decode("utf-8") not in anywhere]
+    prefix = doc["model"].get("continuing_subword_prefix", "##")
+    inside = "\0".join(w[1:] for w in words)
+
+    def used(token: str) -> bool:
+        if prefix and token.startswith(prefix):
+            return token[len(prefix):] in inside
+        return "\0" + token in anywhere
+
+    return [t for t in new if not used(t.data.decode("utf-8"))]
 
 
 def _counting_components(tok: Tokenizer, doc: dict[str, Any], fam: str,
