@@ -9,8 +9,9 @@ first part is the new text, the rest is held out. For each base tokenizer and
 each N the rows are:
 
 * tokensmith `extend` (continued training: the base's own merges first, new
-  ones after the last id), and the same with `protect=` set to 1 MB of
-  English (`en.txt`), so that new tokens that would change it are left out;
+  ones after the last id); the same with `protect=` set to 1 MB of English
+  (`en.txt`), so that new tokens that would change it are left out; and with
+  `scripts=["Han"]` too, so that every new token holds a Chinese character;
 * the Chinese-LLaMA recipe (Llama-2 only): `sentencepiece` trains a BPE model
   of N pieces on the new text, and its pieces Llama-2 lacks are appended
   (`tokensmith.merge`); the time is sentencepiece's training plus the merge;
@@ -63,13 +64,15 @@ def done(seconds, tok, name):
 
 EXTEND = _PRELUDE + r"""
 tok = ts.load(base)
+mode = sys.argv[4] if len(sys.argv) > 4 else ""
 protect = None
-if len(sys.argv) > 4:
+if mode:
     protect = json.loads((work / "protect.json").read_text(encoding="utf-8"))
+scripts = ["Han"] if mode == "han" else None
 t = time.perf_counter()
-new = tok.extend(texts=train, add=n, protect=protect)
+new = tok.extend(texts=train, add=n, protect=protect, scripts=scripts)
 elapsed = time.perf_counter() - t
-done(elapsed, new, f"extend-{n}-{'p' if protect else 'x'}" + Path(base).suffix)
+done(elapsed, new, f"extend-{n}-{mode or 'x'}" + Path(base).suffix)
 """
 
 RECIPE = _PRELUDE + r"""
@@ -163,6 +166,8 @@ def rows_for(name: str, n: int, work: Path, quick: bool) -> list[tuple[str, dict
     rows = [("tokensmith extend", run(EXTEND, base, str(work), str(n)))]
     rows.append(("tokensmith extend, English protected",
                  run(EXTEND, base, str(work), str(n), "protect")))
+    rows.append(("tokensmith extend, protected, scripts=Han",
+                 run(EXTEND, base, str(work), str(n), "han")))
     if name == "llama2":
         rows.append(("Chinese-LLaMA recipe (sentencepiece + merge)",
                      run(RECIPE, base, str(work), str(n))))

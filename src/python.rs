@@ -824,7 +824,7 @@ impl WordCounter_ {
     /// split_by_number, split_digits, treat_whitespace_as_suffix,
     /// allow_whitespace_only_pieces).
     #[allow(clippy::too_many_arguments, clippy::type_complexity)]
-    #[pyo3(signature = (tokenizer, new_tokens, min_frequency, max_token_length, byte_level, continuing_subword_prefix, end_of_word_suffix, foreign, character_coverage, sp_rules, trace, callback=None, protect=None))]
+    #[pyo3(signature = (tokenizer, new_tokens, min_frequency, max_token_length, byte_level, continuing_subword_prefix, end_of_word_suffix, foreign, character_coverage, sp_rules, trace, callback=None, protect=None, scripts=Vec::new()))]
     fn continue_bpe<'py>(
         &self,
         py: Python<'py>,
@@ -841,6 +841,7 @@ impl WordCounter_ {
         trace: usize,
         callback: Option<Py<PyAny>>,
         protect: Option<PyRef<'py, WordCounter_>>,
+        scripts: Vec<(u32, u32)>,
     ) -> PyResult<(
         Vec<(u32, Bound<'py, PyBytes>)>,
         Vec<(u32, u32, u32, u64, Bound<'py, PyBytes>)>,
@@ -867,6 +868,7 @@ impl WordCounter_ {
             protected: protect
                 .map(|p| p.inner.counts.keys().cloned().collect())
                 .unwrap_or_default(),
+            scripts,
         };
         let core = tokenizer.inner.clone();
         let counts = &self.inner.counts;

@@ -229,6 +229,20 @@ def test_extend_protects_text(tmp_path: Path) -> None:
     sp_ids(new, samples(), tmp_path / "x.model")
 
 
+def test_extend_scripts_keep_other_text_unchanged(tmp_path: Path) -> None:
+    tok = ts.load(str(asset("cl100k_base", "cl100k_base.tiktoken")))
+    new = tok.extend(texts=zh_lines(), add=600, scripts=["Han"])
+    added = [new.decode_single_token_bytes(i).decode("utf-8", "replace")
+             for i in range(tok.vocab_size, new.vocab_size)]
+    assert all(any("\u3000" <= c <= "\u9fff" or "\uff00" <= c <= "\uffef" or c == "\ufffd"
+                   for c in t) for t in added), [t for t in added if t.isascii()][:5]
+    english = en_docs(200)
+    assert new.encode_batch(english) == tok.encode_batch(english)
+    tiktoken_ids(new, samples(), tmp_path / "x.tiktoken")
+    with pytest.raises(errors.ConfigError, match="unknown script"):
+        tok.extend(texts=zh_lines(), add=10, scripts=["Klingon"])
+
+
 def test_extend_unigram_model_trained_here(tmp_path: Path) -> None:
     texts = [make_text(i) for i in range(40)]
     tok = ts.train(texts=texts, model="unigram", vocab_size=400)

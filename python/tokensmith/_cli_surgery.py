@@ -27,8 +27,8 @@ SentencePiece models get user-defined pieces (--special: control pieces).
 
 _EXTEND_EPILOG = """\
 examples:
-  # Llama-2 for Chinese: 20,000 new pieces learned on Chinese text, English unchanged
-  tokensmith extend llama2/tokenizer.model --text zh.txt --add 20000 \\
+  # Llama-2 for Chinese: 20,000 new Chinese pieces, English text unchanged
+  tokensmith extend llama2/tokenizer.model --text zh.txt --add 20000 --scripts Han \\
       --protect en.txt -o llama2-zh.model
   tokensmith check llama2/tokenizer.model llama2-zh.model --text zh.txt en.txt
 
@@ -123,6 +123,7 @@ def cmd_extend(args: argparse.Namespace) -> int:
     new = extend(tok, args.text, add=args.add, vocab_size=args.vocab_size,
                  min_frequency=args.min_frequency, max_token_length=args.max_token_length,
                  character_coverage=args.character_coverage, protect=_texts(args.protect),
+                 scripts=args.scripts,
                  strict=args.strict, max_vocab=args.max_vocab, errors=args.errors,
                  verbose=args.verbose)
     return _write(tok, new, args, "extended")
@@ -196,6 +197,9 @@ def _add_extend(sub: Any, formatter: type[argparse.HelpFormatter]) -> None:
     size.add_argument("--vocab-size", type=int, metavar="V", help="grow to V ids in all")
     p.add_argument("--protect", nargs="+", action="extend", metavar="FILE",
                    help="text whose ids must not change (new tokens it would use are left out)")
+    p.add_argument("--scripts", nargs="+", metavar="NAME",
+                   help="keep to new tokens with a character of these scripts (Han, Hiragana, "
+                        "Katakana, Hangul, Cyrillic, Arabic …)")
     p.add_argument("--min-frequency", type=int, default=2, metavar="N",
                    help="stop when no pair occurs N times (default 2)")
     p.add_argument("--max-token-length", type=int, metavar="N",

@@ -243,10 +243,29 @@ pub(crate) struct Limits<'a> {
     pub forbidden: Option<&'a Forbidden>,
 }
 
-/// Tokens a merge may not make: these, and any longer than `longest` bytes.
+/// Tokens a merge may not make: these, any longer than `longest` bytes, and,
+/// when `scripts` is not empty, whole characters none of which is in its
+/// ranges (a token that ends inside a character is a step towards one, and
+/// allowed).
 pub(crate) struct Forbidden {
     pub tokens: rustc_hash::FxHashSet<Vec<u8>>,
     pub longest: usize,
+    pub scripts: Vec<(u32, u32)>,
+}
+
+impl Forbidden {
+    fn refuses(&self, token: &[u8]) -> bool {
+        if token.len() > self.longest || self.tokens.contains(token) {
+            return true;
+        }
+        !self.scripts.is_empty()
+            && std::str::from_utf8(token).is_ok_and(|s| !s.chars().any(|c| in_ranges(c, &self.scripts)))
+    }
+}
+
+/// Whether `c` lies in one of the (first, last) code point ranges.
+pub(crate) fn in_ranges(c: char, ranges: &[(u32, u32)]) -> bool {
+    ranges.iter().any(|&(lo, hi)| (lo..=hi).contains(&(c as u32)))
 }
 
 /// Learn up to `limits.target` merges over `state`; each new token takes the
@@ -309,7 +328,7 @@ pub(crate) fn merge_loop(
         }
         if let Some(forbidden) = limits.forbidden {
             let merged = joined(&tokens[a as usize], &tokens[b as usize], prefix_len);
-            if merged.len() > forbidden.longest || forbidden.tokens.contains(&merged) {
+            if forbidden.refuses(&merged) {
                 pair_counts.remove(&pair);
                 where_.remove(&pair);
                 continue;

@@ -11,7 +11,7 @@
 //! end-of-word suffix at its end); the rest cut the word, so no merge can
 //! cross them.
 
-use super::bpe::{joined, merge_loop, Forbidden, Limits, Symbols};
+use super::bpe::{in_ranges, joined, merge_loop, Forbidden, Limits, Symbols};
 use super::sp_common::PieceRules;
 use super::TrainEvent;
 use crate::error::{Error, Result};
@@ -39,6 +39,9 @@ pub struct ContinueConfig {
     /// made of adjacent tokens of their old segmentation, and no missing
     /// character of theirs becomes a symbol.
     pub protected: Vec<Vec<u8>>,
+    /// When not empty: every new token has a character in these code point
+    /// ranges (new Chinese tokens only, say).
+    pub scripts: Vec<(u32, u32)>,
 }
 
 pub struct Continued {
@@ -85,7 +88,7 @@ pub fn continue_training(
     let budget = cfg.new_tokens;
     let (forbidden, foreign_protected) = protected_runs(model, &tokens, &prefix, cfg);
     let mut kept = kept_characters(&entries, &cut, cfg.character_coverage, budget);
-    kept.retain(|c| !foreign_protected.contains(c));
+    kept.retain(|c| !foreign_protected.contains(c) && (cfg.scripts.is_empty() || in_ranges(*c, &cfg.scripts)));
     let mut sym_ids: FxHashMap<Vec<u8>, u32> = FxHashMap::default();
     let mut new_symbols: Vec<(u32, Vec<u8>)> = Vec::new();
     let mut words: Vec<Vec<u32>> = Vec::with_capacity(cut.len());
@@ -127,7 +130,7 @@ pub fn continue_training(
         sp_rules: cfg.sp_rules.as_ref(),
         prefix_len: prefix.len(),
         trace: cfg.trace,
-        forbidden: if cfg.protected.is_empty() {
+        forbidden: if cfg.protected.is_empty() && cfg.scripts.is_empty() {
             None
         } else {
             Some(&forbidden)
@@ -190,7 +193,12 @@ fn protected_runs(
     }
     let forbidden = Forbidden {
         tokens: forbidden,
-        longest: PROTECTED_RUN_BYTES,
+        longest: if cfg.protected.is_empty() {
+            usize::MAX
+        } else {
+            PROTECTED_RUN_BYTES
+        },
+        scripts: cfg.scripts.clone(),
     };
     (forbidden, foreign_chars)
 }
@@ -362,7 +370,23 @@ mod tests {
             sp_rules: None,
             trace: 0,
             protected: Vec::new(),
+            scripts: Vec::new(),
         }
+    }
+
+    #[test]
+    fn scripts_keep_new_tokens_to_their_characters() {
+        let trained = base();
+        let model = ModelKind::Bpe(trained.model);
+        let mut k = cfg(10);
+        k.scripts = vec![(0x4E00, 0x9FFF)];
+        let words = counts(&[("newer", 9), ("\u{5206}\u{8BCD}", 5)]); // 分词
+        let c = continue_training(&model, 260, &words, &k, &mut |_| Ok(())).unwrap();
+        let learned: Vec<&[u8]> = c.merges.iter().map(|m| c.tokens[m.2 as usize].as_slice()).collect();
+        assert!(learned.contains(&"\u{5206}\u{8BCD}".as_bytes()), "{learned:?}");
+        assert!(learned
+            .iter()
+            .all(|t| std::str::from_utf8(t).map_or(true, |s| !s.is_ascii())));
     }
 
     #[test]

@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any, Literal, TextIO
 from .._progress import TrainingEvents
 from ..corpus import Files, count_corpus
 from ..errors import ConfigError, NotEnoughTextError, VocabLimitError
-from . import _base
+from . import _base, _scripts
 from ._append import NewToken, append_tokens
 
 if TYPE_CHECKING:
@@ -63,6 +63,7 @@ def extend(
     max_token_length: int | None = None,
     character_coverage: float = 0.9995,
     protect: Iterable[str] | None = None,
+    scripts: Iterable[str | tuple[int, int]] | None = None,
     strict: bool = False,
     max_vocab: int | None = None,
     errors: Literal["strict", "replace", "skip"] = "strict",
@@ -79,7 +80,11 @@ def extend(
     ``protect`` is text whose ids must not change (English documents when
     extending for Chinese, say): no new token may join tokens of its words
     (BPE), or be part of its words (Unigram, WordPiece), so its ids stay the
-    same; others are learned in their place.
+    same; others are learned in their place. ``scripts`` (``["Han"]``, or
+    ``(first, last)`` code point ranges; names in
+    :data:`tokensmith.surgery._scripts.SCRIPTS`) keeps to new tokens that hold
+    a character of those scripts: extending for Chinese leaves the tokens of
+    any English in the new text out, so English keeps its ids.
 
     Fewer tokens are learned when the text runs out of pairs seen
     ``min_frequency`` times: a warning says so, or with ``strict=True``
@@ -100,6 +105,7 @@ def extend(
     t0 = time.monotonic()
     report = dict(verbose=verbose, progress=progress, out=out, callback=callback)
     guarded = _documents(protect)
+    spans = _scripts.ranges(scripts)
     if fam in ("unigram", "wordpiece"):
         # with text to protect, learn more: the pieces it contains are left out
         want = n if not guarded else 2 * n + 256
@@ -108,13 +114,15 @@ def extend(
                                   report)
         else:
             new = _wordpiece_tokens(tok, doc, files, texts, want, min_frequency, errors, report)
+        if spans:
+            new = [t for t in new if _scripts.has_char_in(t.data.decode("utf-8"), spans)]
         new = _outside(tok, doc, fam, new, guarded)[:n]
     else:
         # protected text: the merge loop refuses tokens made of its tokens; a few
         # spare ones replace what the check below may still leave out
         want = n if not guarded else n + n // 16 + 32
         new = _bpe_tokens(tok, doc, fam, files, texts, want, min_frequency, max_token_length,
-                          character_coverage, errors, trace, report, guarded)
+                          character_coverage, errors, trace, report, guarded, spans)
     if guarded:
         new = _spare(tok, new, guarded)
     new = new[:n]  # a prefix keeps the merge closure: tokens only build on earlier ones
@@ -216,6 +224,7 @@ def _bpe_tokens(
     tok: Tokenizer, doc: dict[str, Any], fam: str, files: Files | None,
     texts: Iterable[str] | None, n: int, min_frequency: int, max_token_length: int | None,
     coverage: float, errors: str, trace: int, report: dict[str, Any], guarded: list[str],
+    spans: list[tuple[int, int]],
 ) -> list[NewToken]:
     model = doc["model"]
     rules = _sp_rules(tok, doc) if fam == "sp-bpe" else None
@@ -231,6 +240,7 @@ def _bpe_tokens(
         trace if report["verbose"] or report["callback"] else 0,
         events if events.wanted else None,
         protect,
+        spans,
     )
     events.close(len(merges))
     new = [NewToken(bytes(data)) for _, data in symbols]
