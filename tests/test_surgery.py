@@ -406,3 +406,27 @@ def test_cli_add_extend_merge_resize(trained: ts.Tokenizer, tmp_path: Path,
     assert main(["add-tokens", str(base), " ", "-o", str(tmp_path / "y.json")]) == 2
     assert not (tmp_path / "x.json").exists() and not (tmp_path / "y.json").exists()
     assert "error" in capsys.readouterr().err
+
+
+# -------------------------------------------------- the classic file formats
+
+
+def test_extend_vocab_txt_saves_back(tmp_path: Path) -> None:
+    tok = ts.load(str(asset("bert-base-uncased", "vocab.txt")))
+    new = tok.extend(texts=zh_lines(100_000), add=100)
+    assert_old_ids_kept(tok, new)
+    path = new.save(tmp_path / "vocab.txt")
+    hf = tokenizers.BertWordPieceTokenizer(str(path), lowercase=True)
+    for text in samples()[:40]:
+        assert hf.encode(text, add_special_tokens=False).ids == \
+            new.encode(text, add_special_tokens=False)
+
+
+def test_extend_vocab_json_merges_saves_back(tmp_path: Path) -> None:
+    tok = ts.load(str(asset("gpt2", "vocab.json")))
+    new = tok.extend(texts=zh_lines(100_000), add=100)
+    assert_old_ids_kept(tok, new)
+    vocab, merges = new.save_vocab_merges(tmp_path)
+    hf = tokenizers.ByteLevelBPETokenizer(str(vocab), str(merges), add_prefix_space=False)
+    for text in samples()[:40]:
+        assert hf.encode(text).ids == new.encode(text, disallowed_special=())
