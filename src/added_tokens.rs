@@ -42,14 +42,28 @@ struct Matcher {
     ids: Vec<u32>,
 }
 
+/// Total pattern bytes above which an automaton is built as an NFA.
+const LONG_PATTERNS: usize = 4096;
+
+/// An Aho-Corasick automaton of `pats`. Long tokens get a contiguous NFA,
+/// whose construction is linear in their length; the library's own choice
+/// (a DFA for few short patterns, the fastest to scan) grew with the square
+/// of a long token (10,000 CJK characters: seconds to load).
+fn automaton<'a>(
+    pats: impl Iterator<Item = &'a str> + Clone,
+    kind: MatchKind,
+) -> std::result::Result<AhoCorasick, aho_corasick::BuildError> {
+    let total: usize = pats.clone().map(str::len).sum();
+    let nfa = (total > LONG_PATTERNS).then_some(aho_corasick::AhoCorasickKind::ContiguousNFA);
+    AhoCorasickBuilder::new().match_kind(kind).kind(nfa).build(pats)
+}
+
 impl Matcher {
     fn build(pats: Vec<(String, u32)>) -> Result<Option<Matcher>> {
         if pats.is_empty() {
             return Ok(None);
         }
-        let ac = AhoCorasickBuilder::new()
-            .match_kind(MatchKind::LeftmostLongest)
-            .build(pats.iter().map(|(p, _)| p.as_str()))
+        let ac = automaton(pats.iter().map(|(p, _)| p.as_str()), MatchKind::LeftmostLongest)
             .map_err(|e| Error::Config(format!("cannot index the added tokens: {e}")))?;
         Ok(Some(Matcher {
             ac,
@@ -129,7 +143,7 @@ impl AddedVocabulary {
         v.special_ids = specials.iter().map(|t| t.id).collect();
         if !specials.is_empty() {
             v.specials = Some(
-                AhoCorasick::new(specials.iter().map(|t| t.content.as_str()))
+                automaton(specials.iter().map(|t| t.content.as_str()), MatchKind::Standard)
                     .map_err(|e| Error::Config(format!("cannot index the special tokens: {e}")))?,
             );
         }

@@ -82,6 +82,10 @@ impl Tokenizer {
         if let Some(p) = &post_processor {
             p.validate()?;
         }
+        let entries = model.vocab_len() + added_tokens.len();
+        for t in &added_tokens {
+            crate::models::check_id("added_tokens", &t.content, t.id as u64, entries)?;
+        }
         let added = AddedVocabulary::new(added_tokens, normalizer.as_ref())?;
         let trims_offsets = has_trim(post_processor.as_ref());
         let mut extra = Map::new();
@@ -129,6 +133,7 @@ impl Tokenizer {
         use crate::models::bpe::tiktoken;
         let holes: Vec<u32> = specials.iter().map(|s| s.1).collect();
         let ranks = tiktoken::parse_with_holes(data, &holes)?;
+        let ranks_len = ranks.len();
         let taken: rustc_hash::FxHashSet<u32> = ranks.iter().map(|r| r.1).collect();
         let mut model = Bpe::from_ranks(ranks)?;
         if let Some(b) = (0..=255u8).find(|b| model.token_to_id(&[*b]).is_none()) {
@@ -138,6 +143,7 @@ impl Tokenizer {
         }
         let mut added = Vec::with_capacity(specials.len());
         for (content, id) in specials {
+            crate::models::check_id("special_tokens", content, *id as u64, ranks_len + specials.len())?;
             if taken.contains(id) {
                 return Err(Error::Config(format!(
                     "special token {content:?} has id {id}, which is already the rank of a token"

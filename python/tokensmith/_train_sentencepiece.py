@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Literal, TextIO
 
+from ._limits import check_vocab_size
 from ._progress import TrainingEvents
 from .corpus import Files, count_corpus
 from .errors import ConfigError, VocabSizeError
@@ -65,8 +66,7 @@ def _count(
 
 def _check_common(vocab_size: Any, character_coverage: float, max_piece_length: int,
                   errors: str) -> None:
-    if isinstance(vocab_size, bool) or not isinstance(vocab_size, int) or vocab_size <= 0:
-        raise VocabSizeError(f"vocab_size must be a positive integer, got {vocab_size!r}")
+    check_vocab_size(vocab_size)
     if not 0.0 < character_coverage <= 1.0:
         raise ConfigError(f"character_coverage must be in (0, 1], got {character_coverage!r}; "
                           "use 1.0 for languages with few characters, 0.9995 (default) for "

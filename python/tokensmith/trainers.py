@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Literal, TextIO
 
 from . import _core, patterns
+from ._limits import check_min_frequency, check_vocab_size
 from ._progress import TrainingEvents
 from .corpus import Files, count_corpus
 from .errors import (
@@ -132,8 +133,8 @@ def train_bpe(
     out = stream or sys.stderr
     if files is None and texts is None:
         raise ConfigError("give files (paths, folders or globs) or texts=[...] to train on")
-    if isinstance(vocab_size, bool) or not isinstance(vocab_size, int) or vocab_size <= 0:
-        raise VocabSizeError(f"vocab_size must be a positive integer, got {vocab_size!r}")
+    check_vocab_size(vocab_size)
+    check_min_frequency(min_frequency)
     if errors not in ("strict", "replace", "skip"):
         raise ConfigError(f"errors must be 'strict', 'replace' or 'skip', not {errors!r}")
     specials = list(dict.fromkeys(special_tokens))

@@ -19,6 +19,25 @@ pub use wordpiece::WordPiece;
 use crate::error::{Error, Result};
 use serde_json::Value;
 
+/// The largest id a vocabulary of `tokens` entries may use: ids may leave
+/// gaps (special tokens placed apart, pruned ids), but memory is sized by
+/// the largest id, so it must stay within twice the entries plus 65,536.
+pub fn id_limit(tokens: usize) -> u64 {
+    2 * tokens as u64 + 65_536
+}
+
+/// `Err` when `id` is beyond [`id_limit`] of `tokens` entries.
+pub fn check_id(field: &str, token: &str, id: u64, tokens: usize) -> Result<()> {
+    let limit = id_limit(tokens);
+    if id > limit || id >= u32::MAX as u64 {
+        return Err(Error::Format(format!(
+            "{field}: {token:?} has id {id}, far beyond the {tokens} tokens there are; ids may \
+             leave gaps, but none may exceed {limit} (twice the tokens plus 65,536)"
+        )));
+    }
+    Ok(())
+}
+
 /// One pipeline stage.
 pub trait Model: Send + Sync {
     /// Encode a piece into `(id, byte length)` pairs that cover it in order.

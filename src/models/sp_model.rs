@@ -250,6 +250,13 @@ pub fn tokenizer_from_model_proto(data: &[u8]) -> Result<Tokenizer> {
                 if piece.is_empty() {
                     return Err(err(&format!("{where_}.piece"), at, "empty piece"));
                 }
+                if !score.is_finite() {
+                    return Err(err(
+                        &format!("{where_}.score"),
+                        at,
+                        &format!("the score of piece {piece:?} is {score}; scores must be finite numbers"),
+                    ));
+                }
                 let ty = PieceType::from_i64(ty)
                     .ok_or_else(|| err(&format!("{where_}.type"), at, &format!("unknown piece type {ty}")))?;
                 pieces.push((piece, score as f64, ty));

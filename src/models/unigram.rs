@@ -734,6 +734,13 @@ impl Unigram {
         for (i, e) in arr.iter().enumerate() {
             let pair = e.as_array().filter(|p| p.len() == 2);
             let parsed = pair.and_then(|p| Some((p[0].as_str()?.to_string(), p[1].as_f64()?)));
+            if let Some((piece, score)) = &parsed {
+                if !score.is_finite() {
+                    return Err(Error::Format(format!(
+                        "model.vocab[{i}]: the score of piece {piece:?} is {score}; scores must be finite numbers"
+                    )));
+                }
+            }
             match parsed {
                 Some(x) => vocab.push(x),
                 None => {

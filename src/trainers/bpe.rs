@@ -301,7 +301,8 @@ pub(crate) fn merge_loop(
     let mut heap: BinaryHeap<(i64, Reverse<Pair>)> = pair_counts.iter().map(|(p, c)| (*c, Reverse(*p))).collect();
 
     // 3. merge loop
-    let mut merges: Vec<(u32, u32, u32, u64)> = Vec::with_capacity(target);
+    // (at most one merge per distinct pair: the target may be far larger)
+    let mut merges: Vec<(u32, u32, u32, u64)> = Vec::with_capacity(target.min(pair_counts.len()));
     let mut deltas: FxHashMap<Pair, i64> = FxHashMap::default();
     let mut new_pairs: FxHashMap<Pair, Vec<u32>> = FxHashMap::default();
     let report_every = (target / 200).max(1);

@@ -37,6 +37,7 @@ import warnings
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, Literal, TextIO
 
+from .._limits import check_min_frequency
 from .._progress import TrainingEvents
 from ..corpus import Files, count_corpus
 from ..errors import ConfigError, NotEnoughTextError, VocabLimitError
@@ -97,8 +98,7 @@ def extend(
     n = _how_many(tok, add, vocab_size, max_vocab)
     if not 0.0 < character_coverage <= 1.0:
         raise ConfigError(f"character_coverage must be in (0, 1], got {character_coverage!r}")
-    if isinstance(min_frequency, bool) or not isinstance(min_frequency, int) or min_frequency < 0:
-        raise ConfigError(f"min_frequency must be a non-negative integer, got {min_frequency!r}")
+    check_min_frequency(min_frequency)
     out = stream or sys.stderr
     doc = _base.spec(tok)
     fam = _base.family(tok, doc)

@@ -52,6 +52,11 @@ pub fn sample_encode(tok: &Tokenizer, text: &str, nbest_size: i32, alpha: f64, s
         )));
     }
     if let ModelKind::SentencePieceBpe(m) = &tok.model {
+        if alpha > 1.0 {
+            return Err(Error::Config(format!(
+                "alpha is the probability of dropping a merge in BPE-dropout (0 to 1), not {alpha}"
+            )));
+        }
         let pt = pieces(tok, text)?;
         let mut rng = Rng::new(seed);
         let mut out = Vec::new();

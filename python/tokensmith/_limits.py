@@ -1,0 +1,31 @@
+"""Limits on sizes given as arguments: what a trainer accepts before it runs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .errors import ConfigError, VocabSizeError
+
+__all__ = ["MAX_VOCAB_SIZE", "check_vocab_size", "check_min_frequency"]
+
+#: Ids are 32-bit: the largest vocabulary any trainer accepts.
+MAX_VOCAB_SIZE = 2**32 - 1
+
+
+def check_vocab_size(vocab_size: Any) -> int:
+    """``vocab_size`` as a positive int no larger than :data:`MAX_VOCAB_SIZE`."""
+    if isinstance(vocab_size, bool) or not isinstance(vocab_size, int) or vocab_size <= 0:
+        raise VocabSizeError(f"vocab_size must be a positive integer, got {vocab_size!r}")
+    if vocab_size > MAX_VOCAB_SIZE:
+        raise VocabSizeError(f"vocab_size={vocab_size:,} is more than the {MAX_VOCAB_SIZE:,} "
+                             f"ids a 32-bit token id can name")
+    return vocab_size
+
+
+def check_min_frequency(min_frequency: Any) -> int:
+    """``min_frequency`` as an int from 0 to 2**64 - 1 (pair counts are 64-bit)."""
+    if (isinstance(min_frequency, bool) or not isinstance(min_frequency, int)
+            or not 0 <= min_frequency < 2**64):
+        raise ConfigError(f"min_frequency must be an integer from 0 to 2**64 - 1, got "
+                          f"{min_frequency!r}")
+    return min_frequency

@@ -1,0 +1,106 @@
+"""Hostile files and arguments get typed errors, not an abort, a panic or a hang:
+ids far beyond the vocabulary, long added tokens, sizes no trainer can hold,
+scores that are not numbers."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import tokensmith as ts
+from tokensmith import errors
+from tokensmith.formats import sentencepiece as spm
+
+from .conftest import make_text
+
+
+@pytest.fixture(scope="module")
+def bpe_doc() -> dict:
+    tok = ts.train(texts=[make_text(i) for i in range(10)], vocab_size=300)
+    return json.loads(tok.to_str())
+
+
+def test_isolated_huge_id_in_a_bpe_vocabulary(bpe_doc: dict) -> None:
+    doc = json.loads(json.dumps(bpe_doc))
+    doc["model"]["vocab"]["zzz"] = 1_000_000_000
+    with pytest.raises(errors.TokenizerFormatError, match="1000000000.*twice the tokens"):
+        ts.Tokenizer.from_str(json.dumps(doc))
+
+
+def test_huge_added_token_id(bpe_doc: dict) -> None:
+    doc = json.loads(json.dumps(bpe_doc))
+    doc["added_tokens"].append({"id": 10**8, "content": "<big>", "single_word": False,
+                                "lstrip": False, "rstrip": False, "normalized": False,
+                                "special": True})
+    with pytest.raises(errors.TokenizerFormatError, match="added_tokens.*<big>"):
+        ts.Tokenizer.from_str(json.dumps(doc))
+
+
+def test_ids_may_leave_gaps_within_the_limit(bpe_doc: dict) -> None:
+    doc = json.loads(json.dumps(bpe_doc))
+    doc["added_tokens"].append({"id": 5000, "content": "<apart>", "single_word": False,
+                                "lstrip": False, "rstrip": False, "normalized": False,
+                                "special": True})
+    tok = ts.Tokenizer.from_str(json.dumps(doc))
+    assert tok.vocab_size == 5001
+    assert tok.encode("<apart>", allowed_special="all") == [5000]
+
+
+def test_huge_special_id_for_a_rank_file() -> None:
+    from tokensmith.formats import tiktoken
+
+    data = "".join(f"{__import__('base64').b64encode(bytes([b])).decode()} {b}\n"
+                   for b in range(256)).encode()
+    with pytest.raises(errors.TokenizerFormatError, match="special_tokens"):
+        tiktoken.loads(data, pattern="gpt2", special_tokens={"<|x|>": 4_000_000_000})
+
+
+@pytest.mark.parametrize("content", ["x" * 10_000, "分" * 10_000])
+def test_long_added_tokens_load_in_linear_time(bpe_doc: dict, content: str) -> None:
+    doc = json.loads(json.dumps(bpe_doc))
+    doc["normalizer"] = {"type": "BertNormalizer", "clean_text": True,
+                         "handle_chinese_chars": True, "strip_accents": None,
+                         "lowercase": True}
+    doc["added_tokens"].append({"id": 300, "content": content, "single_word": False,
+                                "lstrip": False, "rstrip": False, "normalized": True,
+                                "special": False})
+    # (10,000 CJK characters took 8 s to load when the automaton was a DFA,
+    # growing with the square of the length; now milliseconds)
+    tok = ts.Tokenizer.from_str(json.dumps(doc))
+    # found whole, as `tokenizers` finds it: normalized the same way
+    assert tok.encode("a " + content + " b").count(300) == 1
+
+
+@pytest.mark.parametrize("size", [10**10, 2**64])
+def test_vocab_size_beyond_32_bit_ids(size: int) -> None:
+    for model in ("bpe", "wordpiece", "unigram", "sentencepiece-bpe"):
+        with pytest.raises(errors.VocabSizeError, match="32-bit"):
+            ts.train(texts=["a b c"], model=model, vocab_size=size)
+
+
+def test_huge_vocab_size_trains_what_the_text_supports() -> None:
+    tok = ts.train(texts=["low lower lowest " * 10], vocab_size=10**9, special_tokens=[])
+    assert 256 < tok.vocab_size < 300
+
+
+@pytest.mark.parametrize("value", [2**64, -1, 1.5, True])
+def test_min_frequency_out_of_range(value: object) -> None:
+    with pytest.raises(errors.ConfigError, match="min_frequency"):
+        ts.train(texts=["a b"], vocab_size=300, min_frequency=value)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("score", [float("nan"), float("inf"), float("-inf")])
+def test_model_scores_must_be_numbers(score: float) -> None:
+    tok = ts.train(texts=[make_text(i) for i in range(10)], model="unigram", vocab_size=300)
+    proto = spm.read_model_proto(spm.dumps(tok))
+    proto.pieces[5].score = score
+    name = proto.pieces[5].piece
+    with pytest.raises(errors.TokenizerFormatError, match=f"pieces\\[5\\].score.*{name}"):
+        spm.loads(proto.serialize())
+
+
+def test_bpe_dropout_alpha_is_a_probability() -> None:
+    tok = ts.train(texts=[make_text(i) for i in range(10)], model="sentencepiece-bpe",
+                   vocab_size=300)
+    with pytest.raises(errors.ConfigError, match="alpha"):
+        tok._core.sample_encode("some text", -1, 1.5, 0)
