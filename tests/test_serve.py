@@ -4,12 +4,16 @@ page itself in a real headless Chromium (see tests/_browser.py)."""
 from __future__ import annotations
 
 import http.client
+import io
 import json
 import os
+import select
 import signal
+import socket
 import subprocess
 import sys
 import threading
+import time
 import urllib.error
 import urllib.request
 import warnings
@@ -20,6 +24,7 @@ from typing import Any
 import pytest
 import tokensmith as ts
 from tokensmith import cli
+from tokensmith.errors import ConfigError
 from tokensmith.serve import (
     PlaygroundServer,
     RemoteAccessWarning,
@@ -293,6 +298,268 @@ def test_real_tokenizers_over_http() -> None:
         assert "𓀀" in result(answer, "bert")["unknown_chars"]
 
 
+# ------------------------------------------------------------------ robustness
+
+
+def _connect(server: PlaygroundServer) -> socket.socket:
+    return socket.create_connection(("127.0.0.1", server.port), timeout=10)
+
+
+def _read_until_closed(conn: socket.socket) -> bytes:
+    """Everything the server sends until it closes the connection (which it must do
+    well within the socket's 10 s timeout, else socket.timeout fails the test)."""
+    out = b""
+    while chunk := conn.recv(65536):
+        out += chunk
+    return out
+
+
+def _parse_answer(raw: bytes) -> tuple[int, dict[str, str], dict[str, Any]]:
+    head, _, body = raw.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    status = int(lines[0].split()[1])
+    headers = {k.lower(): v.strip() for k, _, v in (line.partition(":") for line in lines[1:])}
+    assert headers["content-type"] == "application/json; charset=utf-8"
+    assert len(body) == int(headers["content-length"])
+    return status, headers, json.loads(body)
+
+
+def _raw_request(server: PlaygroundServer, data: bytes) -> tuple[int, dict[str, Any]]:
+    with _connect(server) as conn:
+        conn.sendall(data)
+        status, _, answer = _parse_answer(_read_until_closed(conn))
+    assert answer["status"] == status
+    return status, answer
+
+
+def _eventually(check: Any, seconds: float = 10.0) -> bool:
+    """Whether ``check()`` becomes true within ``seconds`` (polled, not timed)."""
+    end = time.monotonic() + seconds
+    while not check():
+        if time.monotonic() > end:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+def test_stalled_connections_are_closed_and_hold_no_threads(byte_tok: ts.Tokenizer) -> None:
+    before = threading.active_count()
+    srv = make_server({"b": byte_tok}, port=0, timeout=0.5, workers=4)
+    for s in _start(srv):
+        conns = []
+        for k in range(50):
+            conn = _connect(s)
+            if k % 2:  # the start of a request, then nothing
+                conn.sendall(b"POST /api/tokenize HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+            conns.append(conn)
+        peak = threading.active_count()
+        answers = []
+        for conn in conns:
+            answers.append(_read_until_closed(conn))  # the server closes each of them
+            conn.close()
+            peak = max(peak, threading.active_count())
+        # the accepting thread and 4 workers, not one thread per connection
+        assert peak <= before + 1 + 4
+        assert 1 <= s.worker_threads <= 4
+        assert all(a == b"" for a in answers[0::2])  # idle: closed without a word
+        for raw in answers[1::2]:  # part of a request came: 408 in JSON
+            status, headers, answer = _parse_answer(raw)
+            assert status == 408 == answer["status"] and headers["connection"] == "close"
+            assert "did not arrive within 0.5 s" in answer["error"]
+            assert "--timeout" in answer["error"]
+        assert post(s, {"text": "still here"})[0] == 200
+    # closing the server stops its workers
+    assert _eventually(lambda: threading.active_count() <= before), threading.enumerate()
+
+
+def test_a_request_trickled_in_is_cut_off(byte_tok: ts.Tokenizer) -> None:
+    """A client that keeps sending one byte at a time still has only ``timeout`` seconds
+    in all (a timeout per read alone would wait for it forever)."""
+    request = b"GET /api/tokenizers" + b"?x" * 5_000 + b" HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+    srv = make_server({"b": byte_tok}, port=0, timeout=0.3, workers=1)
+    for s in _start(srv):
+        with _connect(s) as conn:
+            sent = 0
+            while sent < len(request):
+                if select.select([conn], [], [], 0.01)[0]:
+                    break  # the server answered (or closed)
+                try:
+                    conn.sendall(request[sent:sent + 1])
+                except OSError:
+                    break
+                sent += 1
+            assert sent < len(request)
+            status, _, answer = _parse_answer(_read_until_closed(conn))
+        assert status == 408 and "did not arrive" in answer["error"]
+
+
+def test_kept_alive_connection_serves_requests_then_idles_out(byte_tok: ts.Tokenizer) -> None:
+    srv = make_server({"b": byte_tok}, port=0, timeout=0.5)
+    for s in _start(srv):
+        conn = http.client.HTTPConnection("127.0.0.1", s.port, timeout=10)
+        for text in ("one", "two", "three"):  # one connection, several requests
+            conn.request("POST", "/api/tokenize", body=json.dumps({"text": text}),
+                         headers={"Content-Type": "application/json"})
+            resp = conn.getresponse()
+            assert resp.status == 200
+            assert result(json.loads(resp.read()), "b")["count"] == len(byte_tok.encode(text))
+        assert conn.sock is not None
+        assert conn.sock.recv(1) == b""  # then closed, once idle for the timeout
+        conn.close()
+
+
+def test_deeply_nested_json_is_a_400(byte_tok: ts.Tokenizer) -> None:
+    srv = make_server({"b": byte_tok}, port=0)  # the default max_bytes: 1 MiB
+    for s in _start(srv):
+        code, answer = post(s, None, raw=b"[" * 200_000)
+        assert code == 400 == answer["status"]
+        assert "nested too deeply" in answer["error"]
+        closed = b"[" * 5_000 + b"]" * 5_000  # valid, deep, and not an object
+        code, answer = post(s, None, raw=closed)
+        assert code == 400 and ("nested too deeply" in answer["error"]
+                                or "JSON object" in answer["error"])
+        assert post(s, {"text": "fine"})[0] == 200
+
+
+def test_many_requests_at_once_all_get_answers(server: PlaygroundServer,
+                                               byte_tok: ts.Tokenizer) -> None:
+    n = 200
+    start = threading.Barrier(n)
+    answers: list[Any] = [None] * n
+
+    def client(k: int) -> None:
+        text = f"request number {k} of many"
+        try:
+            start.wait(30)
+            conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=60)
+            conn.request("POST", "/api/tokenize",
+                         body=json.dumps({"text": text, "tokenizers": ["bytes"]}),
+                         headers={"Content-Type": "application/json"})
+            resp = conn.getresponse()
+            answers[k] = (resp.status, json.loads(resp.read()), text)
+            conn.close()
+        except Exception as e:  # recorded, and reported by the assertions below
+            answers[k] = e
+
+    threads = [threading.Thread(target=client, args=(k,)) for k in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    failures = [a for a in answers if not isinstance(a, tuple)]
+    assert failures == []
+    for status, answer, text in answers:
+        assert status == 200
+        assert result(answer, "bytes")["count"] == len(byte_tok.encode(text))
+    assert server.worker_threads <= server.workers
+
+
+def test_busy_server_answers_503(byte_tok: ts.Tokenizer) -> None:
+    srv = make_server({"b": byte_tok}, port=0, timeout=30, workers=1, max_waiting=1)
+    for s in _start(srv):
+        held = [_connect(s), _connect(s)]  # one being served, one waiting
+        conn = http.client.HTTPConnection("127.0.0.1", s.port, timeout=10)
+        conn.request("GET", "/api/tokenizers")
+        resp = conn.getresponse()
+        assert resp.status == 503 and resp.getheader("Retry-After") == "1"
+        assert resp.getheader("Content-Type") == "application/json; charset=utf-8"
+        answer = json.loads(resp.read())
+        assert answer["status"] == 503 and "busy" in answer["error"]
+        conn.close()
+        for c in held:  # once they leave, the server answers again
+            c.close()
+        assert _eventually(lambda srv=s: get(srv, "/api/tokenizers")[0] == 200)
+        assert s.worker_threads == 1
+
+
+def test_oversized_body_sent_in_full_gets_413(byte_tok: ts.Tokenizer) -> None:
+    """The 413 arrives although the client goes on sending a body far larger than
+    the limit (the server reads and drops it rather than resetting the connection)."""
+    size = 8 << 20
+    srv = make_server({"b": byte_tok}, port=0, max_bytes=1000)
+    for s in _start(srv):
+        with _connect(s) as conn:
+            conn.sendall(b"POST /api/tokenize HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                         b"Content-Type: application/json\r\n"
+                         b"Content-Length: %d\r\n\r\n" % size)
+
+            def send_body() -> None:
+                try:
+                    conn.sendall(b'{"text": "' + b"x" * (size - 12) + b'"}')
+                except OSError:
+                    pass
+
+            sender = threading.Thread(target=send_body)
+            sender.start()
+            raw = _read_until_closed(conn)
+            sender.join(30)
+        status, headers, answer = _parse_answer(raw)
+        assert status == 413 == answer["status"] and headers["connection"] == "close"
+        assert "too large" in answer["error"] and "8.0 MiB" in answer["error"]
+        assert post(s, {"text": "small"})[0] == 200
+
+
+@pytest.mark.parametrize(
+    ("request_bytes", "status", "words"),
+    [
+        (b"GARBAGE\r\n\r\n", 400, "Bad request syntax"),
+        (b"PUT /api/tokenize HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", 501, "PUT"),
+        (b"GET /" + b"a" * 70_000 + b" HTTP/1.1\r\n\r\n", 414, "Too Long"),
+        (b"GET / HTTP/1.1\r\n" + b"X-Long: " + b"b" * 70_000 + b"\r\n\r\n", 431, "too long"),
+        (b"POST /nowhere HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 2\r\n"
+         b"Connection: close\r\n\r\n{}", 404, "no such API: POST /nowhere"),
+        (b"POST /api/tokenize HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 10\r\n"
+         b"Content-Type: application/json\r\n\r\n{}", 400, "ended after 2 of the 10 bytes"),
+    ],
+)
+def test_protocol_errors_are_json(server: PlaygroundServer, request_bytes: bytes,
+                                  status: int, words: str) -> None:
+    with _connect(server) as conn:
+        conn.sendall(request_bytes)
+        if "ended after" in words:
+            conn.shutdown(socket.SHUT_WR)  # the body ends early
+        code, _, answer = _parse_answer(_read_until_closed(conn))
+    assert code == status == answer["status"]
+    assert words.lower() in answer["error"].lower()
+
+
+class PanicException(BaseException):
+    """Like PyO3's: a Rust panic reaches Python as a BaseException, not an Exception."""
+
+
+@pytest.mark.parametrize("fault", [RuntimeError, PanicException])
+def test_internal_error_is_a_json_500(byte_tok: ts.Tokenizer, monkeypatch: pytest.MonkeyPatch,
+                                      fault: type[BaseException]) -> None:
+    log = io.StringIO()
+    srv = make_server({"b": byte_tok}, port=0, log=log, workers=1)
+
+    def broken(*args: Any) -> Any:
+        raise fault("a bug")
+
+    monkeypatch.setattr(srv, "tokenize", broken)
+    for s in _start(srv):
+        for _ in range(3):  # and the one worker survives it
+            code, answer = post(s, {"text": "x"})
+            assert code == 500 == answer["status"]
+            assert answer["error"].startswith(f"internal error ({fault.__name__})")
+            assert "a bug" not in answer["error"]  # the details go to the log
+        assert get(s, "/api/tokenizers")[0] == 200
+        assert s.worker_threads == 1
+    assert f"{fault.__name__}: a bug" in log.getvalue() and "Traceback" in log.getvalue()
+
+
+def test_server_limits_are_checked(byte_tok: ts.Tokenizer) -> None:
+    for bad in ({"timeout": 0}, {"timeout": -1.0}, {"timeout": float("inf")},
+                {"timeout": float("nan")}, {"workers": 0}, {"max_waiting": -1}):
+        with pytest.raises(ConfigError):
+            make_server({"b": byte_tok}, port=0, **bad)
+    srv = make_server({"b": byte_tok}, port=0)
+    assert (srv.request_timeout, srv.workers, srv.max_waiting) == (5.0, 16, 256)
+    assert srv.request_queue_size == 128
+    assert srv.server_address[0] == "127.0.0.1"
+    srv.server_close()
+
+
 # ------------------------------------------------------------------ command line
 
 
@@ -302,6 +569,28 @@ def test_cli_refuses_a_public_address_without_the_flag(tmp_path: Path, byte_tok:
     assert cli.main(["serve", str(path), "--host", "0.0.0.0", "--port", "0"]) == 2
     err = capsys.readouterr().err
     assert "not a loopback address" in err and "--allow-remote" in err
+
+
+def test_cli_timeout_option(tmp_path: Path, byte_tok: ts.Tokenizer,
+                            monkeypatch: pytest.MonkeyPatch,
+                            capsys: pytest.CaptureFixture[str]) -> None:
+    path = byte_tok.save(tmp_path / "tok.json")
+    assert cli.main(["serve", str(path), "--port", "0", "--timeout", "0"]) == 2
+    assert "--timeout must be a positive number" in capsys.readouterr().err
+    seen: dict[str, Any] = {}
+
+    def fake_make_server(*args: Any, **kwargs: Any) -> PlaygroundServer:
+        seen.update(kwargs)
+        raise PermissionError("stop here")
+
+    import tokensmith.serve
+
+    monkeypatch.setattr(tokensmith.serve, "make_server", fake_make_server)
+    assert cli.main(["serve", str(path), "--port", "0", "--timeout", "2.5"]) == 2
+    assert seen["timeout"] == 2.5
+    seen.clear()
+    cli.main(["serve", str(path), "--port", "0"])
+    assert seen["timeout"] == 5.0  # the default
 
 
 def test_cli_with_nothing_to_serve(monkeypatch: pytest.MonkeyPatch,

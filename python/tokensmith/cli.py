@@ -606,12 +606,15 @@ def cmd_serve(args: argparse.Namespace) -> int:
         )
     if args.max_bytes <= 0:
         raise CommandError("--max-bytes must be positive")
+    if not 0 < args.timeout < float("inf"):
+        raise CommandError("--timeout must be a positive number of seconds")
     print(f"loading {', '.join(names)} …", file=sys.stderr, flush=True)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", RemoteAccessWarning)
         try:
             server = make_server(names, args.host, args.port, allow_remote=args.allow_remote,
-                                 max_bytes=args.max_bytes, log=sys.stderr)
+                                 max_bytes=args.max_bytes, log=sys.stderr,
+                                 timeout=args.timeout)
         except PermissionError as e:
             raise CommandError(str(e).replace("allow_remote=True, or ", "")) from None
         except OSError as e:
@@ -965,6 +968,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="allow a --host other machines can reach (no authentication!)")
     p.add_argument("--max-bytes", type=int, default=1 << 20, metavar="N",
                    help="largest request accepted, in bytes (default 1 MiB)")
+    p.add_argument("--timeout", type=float, default=5.0, metavar="SECONDS",
+                   help="seconds a client has to send a request, and the longest an idle "
+                        "connection stays open (default 5)")
     p.set_defaults(func=cmd_serve)
 
     # compare, evaluate, diagnose

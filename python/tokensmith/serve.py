@@ -3,8 +3,9 @@
 Paste text and see it tokenized by several tokenizers at once: token counts,
 ids, the bytes of every token, and the characters whose UTF-8 bytes were split
 between tokens. Only the Python standard library is used
-(:class:`http.server.ThreadingHTTPServer`); the page is one self-contained
-HTML document (inline CSS and JavaScript, nothing fetched from elsewhere).
+(:class:`http.server.HTTPServer` with a bounded pool of worker threads); the
+page is one self-contained HTML document (inline CSS and JavaScript, nothing
+fetched from elsewhere).
 
 >>> import threading, tokensmith as ts
 >>> from tokensmith.serve import make_server
@@ -20,8 +21,17 @@ The JSON API: ``GET /api/tokenizers`` lists the tokenizers (and why one
 failed to load); ``POST /api/tokenize`` with ``{"text": …, "tokenizers":
 [names], "special": "ordinary" | "allow"}`` returns, per tokenizer, the
 token count and each token's id, visible text, bytes (hex), character
-offsets and whether it holds only part of a character. Errors are JSON
-``{"error": message}`` with a 4xx status (413 for a body over ``max_bytes``).
+offsets and whether it holds only part of a character. Every error is
+answered in JSON, ``{"error": message, "status": code}``: 400 for a body that
+is not valid JSON (or nested too deeply), 404 for an unknown path, 408 for a
+request that does not arrive within ``timeout`` seconds, 413 for a body over
+``max_bytes``, 500 for a fault of the server, 503 when every worker is busy and
+``max_waiting`` connections already wait for one.
+
+A slow or stalled client cannot hold the server: each connection has
+``timeout`` seconds to send a complete request (however slowly it trickles in)
+and may then stay idle, kept alive, for at most ``timeout`` seconds more per
+request; at most ``workers`` threads serve connections, however many arrive.
 
 Only loopback addresses are served unless ``allow_remote=True``: the
 playground has no authentication. Requests must name a loopback host in their
@@ -34,17 +44,24 @@ from __future__ import annotations
 import base64
 import hashlib
 import html
+import io
 import ipaddress
 import json
+import math
 import socket
+import sys
+import threading
+import time
+import traceback
 import warnings
-from collections.abc import Mapping, Sequence
+from collections import deque
+from collections.abc import Callable, Mapping, Sequence
 from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler, HTTPServer
 from typing import Any, TextIO
 
 from .display import HTML_CSS, Analysis, analyze, model_kind
-from .errors import TokenizerError
+from .errors import ConfigError, TokenizerError
 from .tokenizer import Tokenizer
 
 __all__ = [
@@ -55,10 +72,21 @@ __all__ = [
     "is_loopback",
     "DEFAULT_MAX_BYTES",
     "DEFAULT_MAX_SHOWN",
+    "DEFAULT_TIMEOUT",
+    "DEFAULT_WORKERS",
+    "DEFAULT_MAX_WAITING",
+    "LISTEN_BACKLOG",
 ]
 
 DEFAULT_MAX_BYTES = 1 << 20  # the largest request body accepted: 1 MiB of JSON
 DEFAULT_MAX_SHOWN = 10_000  # tokens drawn per tokenizer; the count is always complete
+DEFAULT_TIMEOUT = 5.0  # seconds a client has to send a request (or may stay idle between two)
+DEFAULT_WORKERS = 16  # threads serving connections, at most
+DEFAULT_MAX_WAITING = 256  # accepted connections waiting for a worker; more get 503
+LISTEN_BACKLOG = 128  # connections the system queues before the server accepts them
+
+_LINGER_SECONDS = 2.0  # after refusing a body: how long to read (and drop) what still comes
+_LINGER_BYTES = 64 << 20  # … and how much of it, at most
 
 
 class RemoteAccessWarning(UserWarning):
@@ -147,10 +175,133 @@ def _host_name(header: str) -> str:
     return h.rsplit(":", 1)[0] if h.count(":") == 1 else h
 
 
-class PlaygroundServer(ThreadingHTTPServer):
-    """The playground's HTTP server: ``serve_forever()`` runs it, ``url`` says where."""
+_Connection = tuple[socket.socket, Any, float]  # socket, client address, deadline
 
-    daemon_threads = True
+
+class _WorkerPool:
+    """At most ``size`` daemon threads, started as they are needed, each serving one
+    connection at a time; at most ``limit`` connections held at once (served or waiting)."""
+
+    def __init__(self, serve: Callable[[socket.socket, Any, float], None], size: int,
+                 limit: int) -> None:
+        self._serve = serve
+        self._size = size
+        self._limit = limit
+        self._cond = threading.Condition()
+        self._waiting: deque[_Connection] = deque()
+        self._held = 0
+        self._idle = 0
+        self._threads: set[threading.Thread] = set()
+        self._closed = False
+
+    @property
+    def threads(self) -> int:
+        with self._cond:
+            return len(self._threads)
+
+    def submit(self, connection: _Connection) -> bool:
+        """Queue a connection for a worker; False (nothing done) when the pool is full."""
+        with self._cond:
+            if self._closed or self._held >= self._limit:
+                return False
+            self._held += 1
+            self._waiting.append(connection)
+            if len(self._waiting) > self._idle and len(self._threads) < self._size:
+                thread = threading.Thread(target=self._work, daemon=True,
+                                          name=f"tokensmith-serve-{len(self._threads) + 1}")
+                self._threads.add(thread)
+                thread.start()
+            self._cond.notify()
+            return True
+
+    def _work(self) -> None:
+        me = threading.current_thread()
+        while True:
+            with self._cond:
+                self._idle += 1
+                while not self._waiting and not self._closed:
+                    self._cond.wait()
+                self._idle -= 1
+                if not self._waiting:  # closed
+                    self._threads.discard(me)
+                    return
+                connection = self._waiting.popleft()
+            try:
+                self._serve(*connection)
+            except BaseException:  # (KeyboardInterrupt, SystemExit): this thread ends
+                with self._cond:
+                    self._threads.discard(me)
+                raise
+            finally:
+                with self._cond:
+                    self._held -= 1
+
+    def close(self) -> list[_Connection]:
+        """Stop the workers once their connection is served; returns the connections
+        that were still waiting (not served, for the caller to close)."""
+        with self._cond:
+            self._closed = True
+            dropped = list(self._waiting)
+            self._waiting.clear()
+            self._held -= len(dropped)
+            self._cond.notify_all()
+        return dropped
+
+
+class _DeadlineReader(io.RawIOBase):
+    """A connection's input, read under a deadline: the client has until then to send
+    its request, however slowly it trickles in. Past the deadline only what has
+    already arrived is read; then :class:`TimeoutError`."""
+
+    def __init__(self, sock: socket.socket, deadline: float) -> None:
+        super().__init__()
+        self._sock = sock
+        self.deadline = deadline
+        self.received = 0  # bytes read since ``received`` was last reset
+        self.timed_out = False
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        left = self.deadline - time.monotonic()
+        try:
+            self._sock.settimeout(max(left, 0.0))  # 0: only what is already there
+            n = self._sock.recv_into(buffer)
+        except (TimeoutError, BlockingIOError):
+            self.timed_out = True
+            raise TimeoutError("the client did not send its request in time") from None
+        self.received += n
+        return n
+
+
+def _discard_input(sock: socket.socket, seconds: float, limit: int) -> None:
+    """Read and drop what the client still sends (for at most ``seconds`` and ``limit``
+    bytes), so that closing the connection does not reset it before the client has
+    read the answer (a socket closed with unread input sends a reset)."""
+    end = time.monotonic() + seconds
+    got = 0
+    try:
+        while got < limit:
+            left = end - time.monotonic()
+            sock.settimeout(max(left, 0.0))
+            chunk = sock.recv(65536)
+            if not chunk:
+                return
+            got += len(chunk)
+    except OSError:  # timed out, nothing more waiting (seconds=0), or reset
+        pass
+
+
+class PlaygroundServer(HTTPServer):
+    """The playground's HTTP server: ``serve_forever()`` runs it, ``url`` says where.
+
+    One thread accepts connections and hands them to at most ``workers`` threads;
+    up to ``max_waiting`` more wait for a free worker, and beyond that a connection
+    gets an immediate 503. ``server_close()`` also stops the workers.
+    """
+
+    request_queue_size = LISTEN_BACKLOG
 
     def __init__(
         self,
@@ -161,17 +312,91 @@ class PlaygroundServer(ThreadingHTTPServer):
         max_bytes: int,
         max_shown: int,
         log: TextIO | None,
+        timeout: float = DEFAULT_TIMEOUT,
+        workers: int = DEFAULT_WORKERS,
+        max_waiting: int = DEFAULT_MAX_WAITING,
     ) -> None:
         self.entries = {e.name: e for e in entries}
         self.allow_remote = allow_remote
         self.max_bytes = max_bytes
         self.max_shown = max_shown
         self.log = log
+        # (not ``self.timeout``: BaseServer uses that name for handle_request())
+        self.request_timeout = float(timeout)
+        self.workers = workers
+        self.max_waiting = max_waiting
+        self._pool = _WorkerPool(self._serve_connection, workers, workers + max_waiting)
         host = address[0]
         if ":" in host:
             self.address_family = socket.AF_INET6
         super().__init__(address, _Handler)
         self.page = _page(self)
+
+    # ------------------------------------------------------------ connections
+    def process_request(self, request: Any, client_address: Any) -> None:
+        deadline = time.monotonic() + self.request_timeout  # counted from the connection
+        if not self._pool.submit((request, client_address, deadline)):
+            self._refuse(request, client_address)
+
+    def _serve_connection(self, request: socket.socket, client_address: Any,
+                          deadline: float) -> None:
+        try:
+            _Handler(request, client_address, self, deadline=deadline)
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException:  # (a Rust panic is a BaseException)
+            self.handle_error(request, client_address)
+        finally:
+            self.shutdown_request(request)
+
+    def _refuse(self, request: socket.socket, client_address: Any) -> None:
+        """503 at once, from the accepting thread (which must not wait on a client)."""
+        body = json.dumps({
+            "error": f"the playground is busy: {self.workers} connections are being served "
+                     f"and {self.max_waiting} are waiting; try again in a moment",
+            "status": int(HTTPStatus.SERVICE_UNAVAILABLE),
+        }).encode("utf-8")
+        head = (
+            "HTTP/1.1 503 Service Unavailable\r\n"
+            "Content-Type: application/json; charset=utf-8\r\n"
+            f"Content-Length: {len(body)}\r\n"
+            "Retry-After: 1\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n"
+        ).encode("ascii")
+        try:
+            _discard_input(request, 0.0, _LINGER_BYTES)  # the request, if it has arrived
+            request.settimeout(0.0)
+            request.send(head + body)  # small: fits in a new connection's send buffer
+        except OSError:
+            pass
+        self.shutdown_request(request)
+        self._log_line(f"{client_address[0]} - refused (503): every worker is busy")
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A fault outside any request's answer (the handlers answer their own)."""
+        err = sys.exc_info()[1]
+        if isinstance(err, OSError):  # the client went away: not the server's fault
+            self._log_line(f"{client_address[0]} - connection lost: {err}")
+            return
+        print(f"tokensmith serve: error on the connection from {client_address[0]}:",
+              file=self.log or sys.stderr)
+        traceback.print_exc(file=self.log or sys.stderr)
+
+    def _log_line(self, line: str) -> None:
+        if self.log is not None:
+            try:
+                print(line, file=self.log, flush=True)
+            except (OSError, ValueError):
+                pass
+
+    def server_close(self) -> None:
+        super().server_close()
+        for request, _, _ in self._pool.close():
+            self.shutdown_request(request)
+
+    @property
+    def worker_threads(self) -> int:
+        """How many worker threads are running now (at most ``workers``)."""
+        return self._pool.threads
 
     @property
     def port(self) -> int:
@@ -252,6 +477,73 @@ class _Handler(BaseHTTPRequestHandler):
     server: PlaygroundServer
     server_version = "tokensmith-playground"
     protocol_version = "HTTP/1.1"
+    # (a malformed request line is answered with a status line, not as HTTP/0.9)
+    default_request_version = "HTTP/1.0"
+
+    def __init__(self, request: Any, client_address: Any, server: PlaygroundServer, *,
+                 deadline: float = math.inf) -> None:
+        self._first_deadline = deadline
+        self._requests = 0
+        self._responded = False  # a response has begun: no other can be sent
+        self._linger = False  # the request's body was not read
+        super().__init__(request, client_address, server)
+
+    # ------------------------------------------------------------ connection
+    def setup(self) -> None:
+        super().setup()
+        self.rfile.close()  # replaced by a reader that keeps the deadline
+        self._input = _DeadlineReader(self.connection, self._first_deadline)
+        self.rfile = io.BufferedReader(self._input)
+
+    def handle_one_request(self) -> None:
+        reader = self._input
+        if self._requests:  # the next request on a kept-alive connection
+            reader.deadline = time.monotonic() + self.server.request_timeout
+        self._requests += 1
+        reader.received = 0
+        reader.timed_out = False
+        self._responded = False
+        self._linger = False
+        # (what the standard library sets only once it has read a request line)
+        self.command = ""
+        self.requestline = ""
+        self.request_version = self.default_request_version
+        super().handle_one_request()  # closes the connection on TimeoutError
+        if reader.timed_out and reader.received and not self._responded:
+            # part of a request came, then nothing: say so (an idle connection is just closed)
+            self.close_connection = True
+            self._error(HTTPStatus.REQUEST_TIMEOUT,
+                        f"the request did not arrive within {self.server.request_timeout:g} s "
+                        f"(tokensmith serve --timeout SECONDS to change it)")
+
+    def finish(self) -> None:
+        super().finish()
+        if self._linger and self.close_connection:
+            try:
+                self.connection.shutdown(socket.SHUT_WR)
+            except OSError:
+                return
+            _discard_input(self.connection, min(_LINGER_SECONDS, self.server.request_timeout),
+                           _LINGER_BYTES)
+
+    def send_response(self, code: int, message: str | None = None) -> None:
+        self._responded = True
+        self.connection.settimeout(self.server.request_timeout)  # for writing the answer
+        super().send_response(code, message)
+
+    def send_error(self, code: int, message: str | None = None,
+                   explain: str | None = None) -> None:
+        """The standard library's own refusals (a malformed request line, headers too
+        long, an unknown method), in JSON like every other error."""
+        try:
+            status = HTTPStatus(code)
+        except ValueError:
+            status = HTTPStatus.BAD_REQUEST
+        self.close_connection = True
+        self._linger = status != HTTPStatus.REQUEST_TIMEOUT
+        text = message or status.phrase
+        self.log_error("code %d, message %s", int(status), text)
+        self._error(status, text)
 
     # ------------------------------------------------------------ plumbing
     def log_message(self, format: str, *args: Any) -> None:
@@ -293,13 +585,50 @@ class _Handler(BaseHTTPRequestHandler):
         if host is None or _loopback_literal(_host_name(host)):
             return True
         self.close_connection = True
+        self._linger = True
         self._error(HTTPStatus.FORBIDDEN,
                     f"this playground only answers requests for this machine "
                     f"(127.0.0.1 or localhost), not for host {host!r}")
         return False
 
+    def _guarded(self, answer: Callable[[], None]) -> None:
+        """Run ``answer``; a fault becomes a JSON 500 (never a dropped connection)."""
+        try:
+            answer()
+        except ConnectionError as e:  # the client went away
+            self.close_connection = True
+            self.log_error("connection lost: %s", e)
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException as e:  # (a Rust panic is a BaseException, not an Exception)
+            self.close_connection = True
+            out = self.server.log or sys.stderr
+            try:
+                print(f"tokensmith serve: internal error answering {self.requestline!r}:",
+                      file=out)
+                traceback.print_exc(file=out)
+            except (OSError, ValueError):
+                pass
+            if self._responded:  # too late for another answer: the connection closes
+                return
+            try:
+                self._error(HTTPStatus.INTERNAL_SERVER_ERROR,
+                            f"internal error ({type(e).__name__}); the server's log has the "
+                            f"details")
+            except OSError:
+                pass
+
     # ------------------------------------------------------------ methods
     def do_GET(self) -> None:
+        self._guarded(self._get)
+
+    def do_HEAD(self) -> None:
+        self._guarded(self._get)
+
+    def do_POST(self) -> None:
+        self._guarded(self._post)
+
+    def _get(self) -> None:
         if not self._check_host():
             return
         path = self.path.split("?", 1)[0]
@@ -313,15 +642,14 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             self._error(HTTPStatus.NOT_FOUND, f"no such page: {path}")
 
-    def do_HEAD(self) -> None:
-        self.do_GET()
-
-    def do_POST(self) -> None:
+    def _post(self) -> None:
         if not self._check_host():
             return
         path = self.path.split("?", 1)[0]
         try:
             if path != "/api/tokenize":
+                self.close_connection = True  # the body is not read
+                self._linger = True
                 raise _RequestError(HTTPStatus.NOT_FOUND, f"no such API: POST {path}")
             request = self._read_json()
             text, names, special = self._parse(request)
@@ -332,6 +660,8 @@ class _Handler(BaseHTTPRequestHandler):
         self._json(HTTPStatus.OK, answer)
 
     def _read_json(self) -> Any:
+        # until the body is read, an error closes the connection (the body is not read)
+        self._linger = True
         if self.headers.get("Transfer-Encoding"):
             self.close_connection = True
             raise _RequestError(HTTPStatus.LENGTH_REQUIRED,
@@ -358,7 +688,22 @@ class _Handler(BaseHTTPRequestHandler):
                 f"texts use `tokensmith count` or `tokensmith encode --file`)",
             )
         ctype = (self.headers.get("Content-Type") or "").split(";", 1)[0].strip().lower()
-        body = self.rfile.read(length)
+        try:
+            body = self.rfile.read(length)
+        except TimeoutError:
+            self.close_connection = True
+            self._linger = False
+            raise _RequestError(
+                HTTPStatus.REQUEST_TIMEOUT,
+                f"the request body did not arrive within {self.server.request_timeout:g} s "
+                f"(tokensmith serve --timeout SECONDS to change it)",
+            ) from None
+        self._linger = False
+        if len(body) < length:
+            self.close_connection = True
+            raise _RequestError(HTTPStatus.BAD_REQUEST,
+                                f"the body ended after {len(body)} of the {length} bytes its "
+                                f"Content-Length promised")
         if ctype != "application/json":
             raise _RequestError(HTTPStatus.UNSUPPORTED_MEDIA_TYPE,
                                 "send JSON with Content-Type: application/json")
@@ -372,6 +717,12 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError as e:
             raise _RequestError(HTTPStatus.BAD_REQUEST,
                                 f"the body is not valid JSON: {e}") from None
+        except RecursionError:
+            raise _RequestError(
+                HTTPStatus.BAD_REQUEST,
+                'the body is JSON nested too deeply; send {"text": "...", "tokenizers": '
+                '["name"]}',
+            ) from None
 
     def _parse(self, request: Any) -> tuple[str, list[str], str]:
         if not isinstance(request, dict):
@@ -426,6 +777,9 @@ def make_server(
     max_bytes: int = DEFAULT_MAX_BYTES,
     max_shown: int = DEFAULT_MAX_SHOWN,
     log: TextIO | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+    workers: int = DEFAULT_WORKERS,
+    max_waiting: int = DEFAULT_MAX_WAITING,
 ) -> PlaygroundServer:
     """A playground server for ``tokenizers``, bound but not yet serving.
 
@@ -441,6 +795,12 @@ def make_server(
     Request bodies over ``max_bytes`` get 413; each tokenizer draws at most
     ``max_shown`` tokens (the count is always complete). ``log`` receives one
     line per request.
+
+    A client has ``timeout`` seconds from connecting to send its request (408
+    if part of it came; an idle connection is closed), and as long again for
+    each further request on a kept-alive connection. At most ``workers`` threads
+    serve connections; ``max_waiting`` more connections wait for one, and
+    beyond that a connection gets 503 at once.
     """
     if not is_loopback(host):
         if not allow_remote:
@@ -459,6 +819,12 @@ def make_server(
         raise ValueError("max_bytes must be positive")
     if max_shown < 0:
         raise ValueError("max_shown must not be negative")
+    if not (isinstance(timeout, (int, float)) and 0 < timeout < math.inf):
+        raise ConfigError(f"timeout must be a positive number of seconds, not {timeout!r}")
+    if not isinstance(workers, int) or workers < 1:
+        raise ConfigError(f"workers must be at least 1, not {workers!r}")
+    if not isinstance(max_waiting, int) or max_waiting < 0:
+        raise ConfigError(f"max_waiting must not be negative, not {max_waiting!r}")
     items: list[tuple[str, Tokenizer | str | BaseException]] = []
     if isinstance(tokenizers, Mapping):
         items = [(str(k), v) for k, v in tokenizers.items()]
@@ -475,7 +841,8 @@ def make_server(
         raise ValueError(f"tokenizer names must differ: {names}")
     entries = [_load_entry(name, spec) for name, spec in items]
     return PlaygroundServer((host, port), entries, allow_remote=allow_remote,
-                            max_bytes=max_bytes, max_shown=max_shown, log=log)
+                            max_bytes=max_bytes, max_shown=max_shown, log=log,
+                            timeout=timeout, workers=workers, max_waiting=max_waiting)
 
 
 # ------------------------------------------------------------------ the page
