@@ -118,7 +118,7 @@ impl Tokenizer {
         let decoder: Option<Decoder> = component(root, "decoder")?;
         let added: Vec<AddedToken> = component(root, "added_tokens")?.unwrap_or_default();
         let byte_level = pre_tokenizer.as_ref().is_some_and(|p| p.is_byte_level());
-        let model = ModelKind::from_json(model_v, byte_level)?;
+        let model = ModelKind::from_json(model_v, byte_level, added.len())?;
         let mut t = Tokenizer::new(normalizer, pre_tokenizer, model, post_processor, decoder, added)?;
         for key in ["version", "truncation", "padding"] {
             if let Some(v) = root.get(key) {
@@ -134,6 +134,10 @@ impl Tokenizer {
         let holes: Vec<u32> = specials.iter().map(|s| s.1).collect();
         let ranks = tiktoken::parse_with_holes(data, &holes)?;
         let ranks_len = ranks.len();
+        if let Some((tok, id)) = ranks.iter().max_by_key(|(_, id)| *id) {
+            let token = String::from_utf8_lossy(tok);
+            crate::models::check_id("ranks", &token, *id as u64, ranks_len + specials.len())?;
+        }
         let taken: rustc_hash::FxHashSet<u32> = ranks.iter().map(|r| r.1).collect();
         let mut model = Bpe::from_ranks(ranks)?;
         if let Some(b) = (0..=255u8).find(|b| model.token_to_id(&[*b]).is_none()) {

@@ -81,12 +81,14 @@ pub enum ModelKind {
 
 impl ModelKind {
     /// `byte_level`: the pre-tokenizer maps text to the byte-level alphabet.
-    pub fn from_json(model: &Value, byte_level: bool) -> Result<Self> {
+    /// `added`: how many added tokens the file has (they may fill the gaps
+    /// between the model's ids, see [`id_limit`]).
+    pub fn from_json(model: &Value, byte_level: bool, added: usize) -> Result<Self> {
         match model.get("type").and_then(Value::as_str) {
             Some("BPE") if model.get("sentencepiece").is_some() => {
                 Ok(ModelKind::SentencePieceBpe(SentencePieceBpe::from_json(model)?))
             }
-            Some("BPE") | None => Ok(ModelKind::Bpe(Bpe::from_json(model, byte_level)?)),
+            Some("BPE") | None => Ok(ModelKind::Bpe(Bpe::from_json(model, byte_level, added)?)),
             Some("WordPiece") => Ok(ModelKind::WordPiece(WordPiece::from_json(model)?)),
             Some("Unigram") => Ok(ModelKind::Unigram(Unigram::from_json(model)?)),
             Some(other) => Err(Error::Unsupported(format!(

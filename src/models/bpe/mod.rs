@@ -492,9 +492,6 @@ impl Bpe {
         use crate::error::Error;
         let mut map: FxHashMap<Vec<u8>, u32> = FxHashMap::default();
         map.reserve(vocab.len());
-        if let Some((tok, id)) = vocab.iter().max_by_key(|(_, id)| *id) {
-            super::check_id("model.vocab", &String::from_utf8_lossy(tok), *id as u64, vocab.len())?;
-        }
         let max_id = vocab.iter().map(|(_, id)| *id).max().map_or(0, |m| m as usize + 1);
         let mut vocab_r: Vec<Option<Box<[u8]>>> = vec![None; max_id];
         for (tok, id) in vocab {

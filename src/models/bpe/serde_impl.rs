@@ -36,7 +36,8 @@ fn opt_bool(obj: &Map<String, Value>, key: &str) -> Result<bool> {
 }
 
 impl Bpe {
-    pub fn from_json(model: &Value, byte_level: bool) -> Result<Bpe> {
+    /// `added`: the file's added tokens, which may sit in the vocabulary's gaps.
+    pub fn from_json(model: &Value, byte_level: bool, added: usize) -> Result<Bpe> {
         let obj = model
             .as_object()
             .ok_or_else(|| Error::Format("model: expected an object".into()))?;
@@ -108,6 +109,10 @@ impl Bpe {
             end_of_word_suffix: opt_string(obj, "end_of_word_suffix")?,
             dropout,
         };
+        if let Some((tok, id)) = v.iter().max_by_key(|(_, id)| *id) {
+            let token = String::from_utf8_lossy(tok);
+            crate::models::check_id("model.vocab", &token, *id as u64, v.len() + added)?;
+        }
         Bpe::new(v, &merges, opts)
     }
 
