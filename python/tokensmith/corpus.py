@@ -12,16 +12,28 @@ import gzip
 import json
 import lzma
 import os
+import zlib
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from .errors import CorpusEncodingError, CorpusError
+from .errors import CorpusCompressionError, CorpusEncodingError, CorpusError
 
 Files = str | os.PathLike[str] | Iterable[str | os.PathLike[str]]
 
 _BLOCK = 8 << 20
 _OPENERS = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open, ".lzma": lzma.open}
+# suffix -> (format name, its article, the tool that tests a file, the bytes every such file
+# starts with); legacy .lzma files have no fixed signature
+_FORMATS = {
+    ".gz": ("gzip", "a", "gzip", b"\x1f\x8b"),
+    ".bz2": ("bzip2", "a", "bzip2", b"BZh"),
+    ".xz": ("xz", "an", "xz", b"\xfd7zXZ\x00"),
+    ".lzma": ("lzma", "an", "xz", b""),
+}
+# what the decompressors raise for bad data: EOFError (truncated), gzip.BadGzipFile and
+# bz2's OSError (not that format), zlib.error and lzma.LZMAError (corrupt or not that format)
+_DECOMPRESS_ERRORS = (EOFError, OSError, zlib.error, lzma.LZMAError)
 
 
 def expand(files: Files) -> list[Path]:
@@ -62,6 +74,75 @@ def _decode(data: bytes, errors: str, path: Path, offset: int) -> str:
         ) from None
 
 
+def _compression_error(path: Path, e: BaseException) -> CorpusCompressionError | None:
+    """The error to raise for ``e``, raised while decompressing ``path``; None when ``e`` is
+    not about the data (an I/O error such as EIO, which has an errno)."""
+    if isinstance(e, OSError) and e.errno is not None:
+        return None
+    kind, a, tool, magic = _FORMATS[path.suffix.lower()]
+    try:
+        with open(path, "rb") as raw:
+            head = raw.read(max(len(magic), 1))
+    except OSError:
+        head = magic
+    check = f"`{tool} -t {path}` shows what is wrong"
+    if not head:
+        problem, what = "truncated", f"the file is empty (0 bytes), so it holds no {kind} data"
+    elif magic and not head.startswith(magic) and not magic.startswith(head):
+        problem, what = "wrong-format", (
+            f"not {a} {kind} file, although its name ends in {path.suffix} (it does not start "
+            f"with the {kind} signature). Rename it to what it holds (plain text needs no "
+            f"compression suffix) or compress it with {tool}"
+        )
+    elif not magic and "format not supported" in str(e).lower():
+        problem, what = "wrong-format", (
+            f"not an lzma or xz file, although its name ends in {path.suffix}. Rename it to "
+            f"what it holds (plain text needs no compression suffix) or compress it with xz"
+        )
+    elif isinstance(e, EOFError) or len(head) < len(magic):  # ends inside the signature
+        problem, what = "truncated", (
+            f"the {kind} file is truncated: it ends before its compressed data does (a "
+            f"download or copy cut short?). Fetch or copy it again; {check}"
+        )
+    elif isinstance(e, gzip.BadGzipFile) and "not a gzipped file" in str(e).lower():
+        problem, what = "corrupt", (  # a gzip stream, then bytes that do not start another
+            f"the gzip data is followed by bytes that are not gzip data (a damaged end, or "
+            f"something appended?). Fetch or copy it again; {check}"
+        )
+    else:
+        problem, what = "corrupt", (
+            f"the {kind} data is corrupt ({e}). Fetch or copy it again; {check}"
+        )
+    return CorpusCompressionError(f"{path}: {what}", str(path), kind, problem)
+
+
+def _read_checked(f: Any, path: Path, size: int) -> bytes:
+    try:
+        return f.read(size)
+    except _DECOMPRESS_ERRORS as e:
+        error = _compression_error(path, e)
+        if error is None:
+            raise
+        raise error from e
+
+
+def _lines_checked(f: Any, path: Path) -> Iterator[str]:
+    """The lines of a decompressing text stream, with decompression errors as
+    :class:`CorpusCompressionError`."""
+    lines = iter(f)
+    while True:
+        try:
+            line = next(lines)
+        except StopIteration:
+            return
+        except _DECOMPRESS_ERRORS as e:
+            error = _compression_error(path, e)
+            if error is None:
+                raise
+            raise error from e
+        yield line
+
+
 def _blocks(path: Path, errors: str) -> Iterator[str]:
     """Decompressed text of ``path`` in blocks cut after a newline."""
     opener: Any = _OPENERS[path.suffix.lower()]
@@ -69,7 +150,7 @@ def _blocks(path: Path, errors: str) -> Iterator[str]:
     pending: list[bytes] = []  # chunks without a newline yet (joined once, not repeatedly)
     with opener(path, "rb") as f:
         while True:
-            chunk = f.read(_BLOCK)
+            chunk = _read_checked(f, path, _BLOCK)
             if not chunk:
                 break
             cut = chunk.rfind(b"\n") + 1
@@ -86,9 +167,10 @@ def _blocks(path: Path, errors: str) -> Iterator[str]:
 
 
 def _jsonl_texts(path: Path, field: str, errors: str) -> Iterator[str]:
-    opener: Any = _OPENERS.get(path.suffix.lower() if path.suffix.lower() in _OPENERS else "", open)
+    compressed = path.suffix.lower() in _OPENERS
+    opener: Any = _OPENERS[path.suffix.lower()] if compressed else open
     with opener(path, "rt", encoding="utf-8", errors=errors if errors != "skip" else "ignore") as f:
-        for n, line in enumerate(f, 1):
+        for n, line in enumerate(_lines_checked(f, path) if compressed else f, 1):
             if not line.strip():
                 continue
             try:

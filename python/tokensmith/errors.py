@@ -12,11 +12,13 @@ __all__ = [
     "InvalidPatternError",
     "VocabSizeError",
     "TokenizerFormatError",
+    "TokenIdTypeError",
     "UnsupportedComponentError",
     "UnknownIdError",
     "DisallowedSpecialTokenError",
     "CorpusError",
     "CorpusEncodingError",
+    "CorpusCompressionError",
     "EmptyCorpusError",
     "ChecksumError",
     "EvaluationError",
@@ -51,6 +53,11 @@ class VocabSizeError(ConfigError):
 
 class TokenizerFormatError(TokenizerError):
     """A tokenizer file that is malformed or truncated; the message names the field."""
+
+
+class TokenIdTypeError(TokenizerFormatError, TypeError):
+    """A token id that is not an integer (``tok.decode(["x"])``). It is a ``TypeError``, as
+    Python code expects, and a :class:`TokenizerFormatError`, as earlier versions raised."""
 
 
 class UnsupportedComponentError(TokenizerFormatError):
@@ -94,6 +101,22 @@ class CorpusEncodingError(CorpusError):
             f"{message}. Fix the file, or pass errors='replace' (use U+FFFD) or "
             f"errors='skip' (drop the bad bytes)."
         )
+
+
+class CorpusCompressionError(CorpusError):
+    """A ``.gz``/``.bz2``/``.xz``/``.lzma`` corpus file that cannot be decompressed.
+
+    ``path`` is the file, ``compression`` the format its name promises (``"gzip"`` …) and
+    ``problem`` one of ``"truncated"``, ``"wrong-format"`` or ``"corrupt"``.
+    """
+
+    def __init__(
+        self, message: str, path: str = "", compression: str = "", problem: str = ""
+    ) -> None:
+        self.path = path
+        self.compression = compression
+        self.problem = problem
+        super().__init__(message)
 
 
 class EmptyCorpusError(CorpusError):

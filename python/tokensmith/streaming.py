@@ -41,7 +41,7 @@ import weakref
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
-from .errors import TokenizerFormatError, UnknownIdError
+from .errors import TokenIdTypeError, UnknownIdError
 
 if TYPE_CHECKING:
     from .tokenizer import Tokenizer
@@ -101,7 +101,7 @@ class StreamDecoder:
         except OverflowError:
             raw = None
         except TypeError as e:
-            raise TokenizerFormatError(f"token ids must be integers: {e}") from None
+            raise TokenIdTypeError(f"token ids must be integers: {e}") from None
         if raw is None:
             raise UnknownIdError(f"token id {token_id} is not in the vocabulary", token_id)
         return raw

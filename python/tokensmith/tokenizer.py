@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from . import _core
-from .errors import DisallowedSpecialTokenError, TokenizerFormatError
+from .errors import DisallowedSpecialTokenError, TokenIdTypeError
 
 if TYPE_CHECKING:
     import numpy as np
@@ -411,7 +411,7 @@ class Tokenizer:
         except OverflowError:
             raw = None
         except TypeError as e:
-            raise TokenizerFormatError(f"token ids must be integers: {e}") from None
+            raise TokenIdTypeError(f"token ids must be integers: {e}") from None
         if raw is None:
             raise UnknownIdError(f"token id {token_id} is not in the vocabulary", token_id)
         return raw
@@ -435,7 +435,7 @@ def _id_error(e: Exception) -> Exception:
         from .errors import UnknownIdError
 
         return UnknownIdError("a token id is negative or too large for any vocabulary", None)
-    return TokenizerFormatError(f"token ids must be integers: {e}")
+    return TokenIdTypeError(f"token ids must be integers: {e}")
 
 
 _NUMPY: tuple = ()
