@@ -351,14 +351,47 @@ impl Pattern {
     }
 }
 
+/// Seconds of backtracking any one call may take, plus one per 64 KB of text:
+/// `TOKENSMITH_REGEX_SECONDS`, default 2.
+fn regex_seconds() -> f64 {
+    static SECONDS: std::sync::OnceLock<f64> = std::sync::OnceLock::new();
+    *SECONDS.get_or_init(|| {
+        std::env::var("TOKENSMITH_REGEX_SECONDS")
+            .ok()
+            .and_then(|v| v.trim().parse::<f64>().ok())
+            .filter(|s| s.is_finite() && *s > 0.0)
+            .unwrap_or(2.0)
+    })
+}
+
+/// The time a backtracking search over `len` bytes may take in all.
+fn fancy_budget(len: usize) -> std::time::Duration {
+    std::time::Duration::from_secs_f64(regex_seconds() + len as f64 / 65_536.0)
+}
+
 impl Engine {
     pub fn find_iter(&self, text: &str, out: &mut Vec<(usize, usize)>) -> Result<()> {
         match self {
             Engine::Scan(scanner) => scanner.find_iter(text, out),
             Engine::Fancy(re) => {
-                for m in re.find_iter(text) {
+                // each search is limited (`backtrack_limit`), and the call as a
+                // whole by a time budget: a pattern that backtracks on every
+                // piece would otherwise take minutes a megabyte
+                let budget = fancy_budget(text.len());
+                let started = std::time::Instant::now();
+                for (k, m) in re.find_iter(text).enumerate() {
                     let m = m.map_err(|e| Error::Config(e.to_string()))?;
                     out.push((m.start(), m.end()));
+                    if k % 16 == 15 && started.elapsed() > budget {
+                        return Err(Error::Config(format!(
+                            "backtracking took more than its budget of {:.1} s for {} bytes ({} \
+                             seconds plus one a 64 KB, TOKENSMITH_REGEX_SECONDS); simplify the \
+                             pattern (nested quantifiers with look-around backtrack on every piece)",
+                            budget.as_secs_f64(),
+                            text.len(),
+                            regex_seconds()
+                        )));
+                    }
                 }
             }
             Engine::Fast { re, dfa, give_back } => {

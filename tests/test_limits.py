@@ -115,3 +115,27 @@ def test_unigram_scores_are_written_back_exactly() -> None:
         doc["model"]["vocab"][k][1] = score
     again = json.loads(ts.Tokenizer.from_str(json.dumps(doc)).to_str())
     assert [again["model"]["vocab"][k][1] for k in range(3, 6)] == tricky
+
+
+def test_backtracking_regex_has_a_budget_per_call(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import subprocess
+    import sys
+
+    script = (
+        "import json, tokensmith as ts\n"
+        "tok = ts.train(texts=['a b c'] * 10, vocab_size=260)\n"
+        "doc = json.loads(tok.to_str())\n"
+        "doc['pre_tokenizer'] = {'type': 'Split', 'pattern': {'Regex': '(a+)+(?=c)| '},\n"
+        "                        'behavior': 'Isolated', 'invert': False}\n"
+        "slow = ts.Tokenizer.from_str(json.dumps(doc))\n"
+        "try:\n"
+        "    slow.encode(('a' * 18 + ' ') * 1000)\n"
+        "except ts.ConfigError as e:\n"
+        "    print('refused:', e)\n"
+    )
+    # a budget of a tenth of a second: every piece backtracks 2**18 steps
+    env = {**__import__("os").environ, "TOKENSMITH_REGEX_SECONDS": "0.1"}
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         env=env, timeout=600)
+    assert "refused:" in out.stdout, out.stderr
+    assert "(a+)+(?=c)" in out.stdout and "budget" in out.stdout
