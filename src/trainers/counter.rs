@@ -20,6 +20,8 @@ pub struct WordCounter {
     normalizer: Option<Normalizer>,
     pre_tokenizer: Option<PreTokenizer>,
     rule: CutRule,
+    /// Long lines may be cut between words (see [`word_cut_point`]).
+    word_cuts: bool,
     /// Each line is a text of its own (SentencePiece reads sentences, one per line).
     lines: bool,
     pub counts: FxHashMap<Vec<u8>, u64>,
@@ -85,6 +87,34 @@ fn char_at(buf: &[u8], i: usize) -> Option<char> {
     valid.chars().next()
 }
 
+/// A cut before a space between two letters (`x| y`), at or before `limit`,
+/// else the first one after it. For the GPT-2, GPT-4 and GPT-4o patterns no
+/// piece crosses it: a letter run ends at the space, a piece that starts with
+/// the space (` y…`, `[^\r\n\p{L}\p{N}]?\p{L}+`) starts there, and no
+/// whitespace or contraction alternative reaches across two letters.
+pub(crate) fn word_cut_point(buf: &[u8], limit: usize) -> Option<usize> {
+    let limit = limit.min(buf.len());
+    let safe = |i: usize| {
+        buf[i] == b' '
+            && i > 0
+            && char_before(buf, i).is_some_and(char::is_alphabetic)
+            && char_at(buf, i + 1).is_some_and(char::is_alphabetic)
+    };
+    (1..limit)
+        .rev()
+        .find(|&i| safe(i))
+        .or_else(|| (limit..buf.len()).find(|&i| safe(i)))
+}
+
+/// The character that ends at byte `i`.
+fn char_before(buf: &[u8], i: usize) -> Option<char> {
+    let mut s = i.checked_sub(1)?;
+    while s > 0 && (buf[s] & 0xC0) == 0x80 && i - s < 4 {
+        s -= 1;
+    }
+    std::str::from_utf8(&buf[s..i]).ok().and_then(|t| t.chars().next_back())
+}
+
 /// `buf[i - 1]` is a newline: may the text be cut at `i`?
 fn is_safe_cut(buf: &[u8], i: usize, rule: CutRule) -> bool {
     if i < 2 || i >= buf.len() {
@@ -128,8 +158,14 @@ fn is_safe_cut(buf: &[u8], i: usize, rule: CutRule) -> bool {
 
 impl WordCounter {
     pub fn new(normalizer: Option<Normalizer>, pre_tokenizer: Option<PreTokenizer>) -> Self {
+        let word_cuts = normalizer.is_none()
+            && pre_tokenizer
+                .as_ref()
+                .and_then(|p| p.split_regex())
+                .is_some_and(|r| crate::pattern::is_line_safe(&r));
         WordCounter {
             rule: cut_rule(pre_tokenizer.as_ref()),
+            word_cuts,
             normalizer,
             pre_tokenizer,
             lines: false,
@@ -144,6 +180,7 @@ impl WordCounter {
         WordCounter {
             rule: CutRule::Line,
             lines: true,
+            word_cuts: false,
             ..WordCounter::new(normalizer, pre_tokenizer)
         }
     }
@@ -214,6 +251,15 @@ impl WordCounter {
         Ok(())
     }
 
+    /// A cut between words near `limit`, for a line too long to count whole.
+    fn word_cut(&self, buf: &[u8], limit: usize) -> Option<usize> {
+        if self.word_cuts {
+            word_cut_point(buf, limit)
+        } else {
+            None
+        }
+    }
+
     fn feed_block(&mut self, text: &str) -> Result<()> {
         let mut parts = Vec::new();
         let bytes = text.as_bytes();
@@ -223,7 +269,9 @@ impl WordCounter {
             let cut = if rest.len() <= SUB_BLOCK {
                 rest.len()
             } else {
-                cut_point(rest, SUB_BLOCK, self.rule).unwrap_or(rest.len())
+                cut_point(rest, SUB_BLOCK, self.rule)
+                    .or_else(|| self.word_cut(rest, SUB_BLOCK))
+                    .unwrap_or(rest.len())
             };
             parts.push(&text[start..start + cut]);
             start += cut;
@@ -258,7 +306,7 @@ impl WordCounter {
             let cut = if eof {
                 buf.len()
             } else {
-                match cut_point(&buf, BLOCK, self.rule) {
+                match cut_point(&buf, BLOCK, self.rule).or_else(|| self.word_cut(&buf, BLOCK)) {
                     Some(c) => c,
                     // no safe cut yet: read on (up to a bound on memory)
                     None if buf.len() < MAX_BLOCK => {
@@ -326,6 +374,48 @@ mod tests {
         assert_eq!(cut_point("\u{4e2d}\n\u{6587}x".as_bytes(), 6, CutRule::Strict), Some(4));
         assert_eq!(cut_point(b"x.\n/y", 4, CutRule::Newline), None);
         assert_eq!(skip_invalid(b"a\xffb\xc3"), "ab");
+    }
+
+    #[test]
+    fn word_cuts_keep_every_piece() {
+        use crate::pattern::Pattern;
+        use crate::pre_tokenizers::{CL100K_PATTERN, GPT2_PATTERN, O200K_PATTERN};
+        let known = [GPT2_PATTERN, CL100K_PATTERN, O200K_PATTERN];
+        let atoms = [
+            "a", "Z", "é", "\u{5206}", " ", "  ", "'s", "'", "1", "23", ".", ",", "\u{0301}", "\u{093E}", "\u{2167}",
+            "-", "\t", "\u{3002}",
+        ];
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut cuts = 0;
+        for source in known {
+            assert!(crate::pattern::is_line_safe(source), "{source}");
+            let pat = Pattern::regex(source).unwrap();
+            let pieces = |t: &str| {
+                let mut v = Vec::new();
+                pat.find_iter(t, &mut v).unwrap();
+                v.into_iter().map(|(a, b)| t[a..b].to_string()).collect::<Vec<_>>()
+            };
+            for _ in 0..1500 {
+                let mut text = String::new();
+                for _ in 0..40 {
+                    seed ^= seed << 13;
+                    seed ^= seed >> 7;
+                    seed ^= seed << 17;
+                    text.push_str(atoms[(seed % atoms.len() as u64) as usize]);
+                }
+                let b = text.as_bytes();
+                let mut at = 0;
+                let mut parts: Vec<String> = Vec::new();
+                while let Some(c) = word_cut_point(&b[at..], 7) {
+                    parts.extend(pieces(&text[at..at + c]));
+                    at += c;
+                    cuts += 1;
+                }
+                parts.extend(pieces(&text[at..]));
+                assert_eq!(parts, pieces(&text), "{source} on {text:?}");
+            }
+        }
+        assert!(cuts > 500, "only {cuts} cuts: the test text must have word boundaries");
     }
 
     #[test]
