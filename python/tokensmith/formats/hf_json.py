@@ -22,6 +22,12 @@ def loads(text: str) -> Tokenizer:
         raise TokenizerFormatError("tokenizer.json is empty")
     try:
         core = _core.Tokenizer.from_json(text)
+    except UnicodeEncodeError as e:  # a lone surrogate: no file read as UTF-8 holds one
+        raise TokenizerFormatError(
+            f"tokenizer.json text holds a lone surrogate (U+{ord(text[e.start]):04X}) at "
+            f"character {e.start}, which is not Unicode text; fix the text (a JSON escape "
+            f"such as \\ud800 decoded by Python makes one)"
+        ) from None
     except TokenizerFormatError as e:
         msg = str(e)
         if "EOF while parsing" in msg:
