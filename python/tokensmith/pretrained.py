@@ -38,7 +38,7 @@ import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from . import patterns
 from ._io import atomic_write
@@ -158,45 +158,37 @@ class DownloadError(PretrainedNotFoundError):
     """The file is not on this machine and downloading it failed (network, HTTP status …)."""
 
 
-class DownloadTimeoutError(DownloadError):
+class IncompleteDownloadError(DownloadError):
+    """A download that stopped short: ``received`` bytes of ``expected`` (None when
+    the server did not say)."""
+
+    def __init__(
+        self,
+        message: str,
+        name: str = "",
+        searched: tuple[str, ...] = (),
+        url: str = "",
+        *,
+        received: int = 0,
+        expected: int | None = None,
+    ) -> None:
+        super().__init__(message, name=name, searched=searched, url=url)
+        self.received = received
+        self.expected = expected
+
+
+class DownloadTimeoutError(IncompleteDownloadError):
     """The download did not finish within its deadline (``deadline=`` or
-    ``$TOKENSMITH_DOWNLOAD_DEADLINE``); ``received`` bytes had arrived, of ``expected``
-    (None when the server did not say)."""
+    ``$TOKENSMITH_DOWNLOAD_DEADLINE``)."""
 
-    def __init__(
-        self,
-        message: str,
-        name: str = "",
-        searched: tuple[str, ...] = (),
-        url: str = "",
-        *,
-        deadline: float = 0.0,
-        received: int = 0,
-        expected: int | None = None,
-    ) -> None:
-        super().__init__(message, name=name, searched=searched, url=url)
+    def __init__(self, message: str, *args: Any, deadline: float = 0.0, **kw: Any) -> None:
+        super().__init__(message, *args, **kw)
         self.deadline = deadline
-        self.received = received
-        self.expected = expected
 
 
-class TruncatedDownloadError(DownloadError):
-    """The connection closed before the whole file arrived: ``received`` of ``expected``
-    bytes (``expected`` is None for a chunked body that stopped)."""
-
-    def __init__(
-        self,
-        message: str,
-        name: str = "",
-        searched: tuple[str, ...] = (),
-        url: str = "",
-        *,
-        received: int = 0,
-        expected: int | None = None,
-    ) -> None:
-        super().__init__(message, name=name, searched=searched, url=url)
-        self.received = received
-        self.expected = expected
+class TruncatedDownloadError(IncompleteDownloadError):
+    """The connection closed before the whole file arrived (``expected`` is None for a
+    chunked body that stopped)."""
 
 
 class ChecksumWarning(UserWarning):
