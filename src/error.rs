@@ -24,6 +24,9 @@ pub enum Error {
     /// A vocabulary size that cannot be reached.
     VocabSize(String),
     Interrupted,
+    /// An allocation that failed: what it was for and how big (raised as
+    /// Python's `MemoryError` instead of aborting the process).
+    Memory(String),
 }
 
 impl fmt::Display for Error {
@@ -38,6 +41,7 @@ impl fmt::Display for Error {
                 write!(f, "{path}: invalid UTF-8 at byte offset {offset}")
             }
             Error::Interrupted => f.write_str("interrupted"),
+            Error::Memory(m) => write!(f, "out of memory: {m}"),
         }
     }
 }
@@ -45,3 +49,38 @@ impl fmt::Display for Error {
 impl std::error::Error for Error {}
 
 pub type Result<T> = std::result::Result<T, Error>;
+
+/// The error for `n` items of `T` that could not be allocated for `what`.
+fn no_room<T>(n: usize, what: &str) -> Error {
+    let bytes = (n as u128) * (std::mem::size_of::<T>() as u128);
+    Error::Memory(format!("{what} needs {bytes} bytes ({n} items)"))
+}
+
+/// An empty vector with room for `n` items, or `Error::Memory` naming
+/// `what`: for the allocations whose size comes from an input (a file's
+/// largest id, a text's length), which must fail as an error and not abort.
+pub fn with_room<T>(n: usize, what: &str) -> Result<Vec<T>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(n).map_err(|_| no_room::<T>(n, what))?;
+    Ok(v)
+}
+
+/// `vec![value; n]`, or `Error::Memory` (see [`with_room`]).
+pub fn filled<T: Clone>(value: T, n: usize, what: &str) -> Result<Vec<T>> {
+    let mut v = with_room(n, what)?;
+    v.resize(n, value);
+    Ok(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn impossible_allocations_are_errors() {
+        let e = with_room::<u64>(usize::MAX / 16, "the id table").unwrap_err();
+        assert!(matches!(&e, Error::Memory(m) if m.contains("the id table")), "{e}");
+        assert!(filled(0u32, isize::MAX as usize / 2, "ids").is_err());
+        assert_eq!(filled(7u8, 3, "ids").unwrap(), vec![7, 7, 7]);
+    }
+}

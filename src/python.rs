@@ -26,6 +26,7 @@ fn to_py(py: Python<'_>, e: Error) -> PyErr {
         Error::Corpus(m) => ("CorpusError", m.clone()),
         Error::CorpusEncoding { .. } => ("CorpusEncodingError", e.to_string()),
         Error::Interrupted => return PyRuntimeError::new_err("interrupted"),
+        Error::Memory(_) => return pyo3::exceptions::PyMemoryError::new_err(e.to_string()),
     };
     let made = py.import("tokensmith.errors").and_then(|m| {
         let cls = m.getattr(class)?;
@@ -41,6 +42,32 @@ fn to_py(py: Python<'_>, e: Error) -> PyErr {
 
 fn err(e: Error) -> PyErr {
     Python::attach(|py| to_py(py, e))
+}
+
+/// The boundary every call from Python crosses (each `#[pymethods]` and
+/// `#[pyfunction]` body runs inside it): a Rust panic, on this thread or
+/// on the pool, becomes `tokensmith.errors.InternalError`, which asks for a
+/// bug report, and never reaches Python as pyo3's `PanicException` (a
+/// `BaseException` that `except Exception` does not catch). What the call
+/// had changed stays changed: the core's shared state is read-only or
+/// behind locks, and a half-fed `WordCounter` is the caller's to drop.
+fn guarded<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|payload| Err(internal(&*payload)))
+}
+
+/// `InternalError` for a panic's payload (its message, when it has one).
+fn internal(payload: &(dyn std::any::Any + Send)) -> PyErr {
+    let what = payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".to_string());
+    Python::attach(|py| {
+        py.import("tokensmith.errors")
+            .and_then(|m| m.getattr("InternalError")?.call1((what.clone(),)))
+            .map(PyErr::from_value)
+            .unwrap_or_else(|_| PyRuntimeError::new_err(format!("tokensmith internal error: {what}")))
+    })
 }
 
 fn parse_allowed(v: &Bound<'_, PyAny>) -> PyResult<Allowed> {
@@ -150,12 +177,14 @@ impl FastEncode {
 #[pymethods]
 impl FastEncode {
     #[new]
-    fn new(core: Py<Tokenizer>, has_specials: bool, encode: Py<PyAny>, count: Py<PyAny>) -> Self {
-        FastEncode {
-            core,
-            refuse: has_specials.then_some(Allowed::None),
-            fallbacks: Some([encode, count]),
-        }
+    fn new(core: Py<Tokenizer>, has_specials: bool, encode: Py<PyAny>, count: Py<PyAny>) -> PyResult<Self> {
+        guarded(|| {
+            Ok(FastEncode {
+                core,
+                refuse: has_specials.then_some(Allowed::None),
+                fallbacks: Some([encode, count]),
+            })
+        })
     }
 
     #[pyo3(signature = (text, *, allowed_special = Given::Absent, disallowed_special = Given::Absent, add_special_tokens = true))]
@@ -167,10 +196,12 @@ impl FastEncode {
         disallowed_special: Given<'py>,
         add_special_tokens: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
-        match self.call(py, 0, text, allowed_special, disallowed_special, add_special_tokens)? {
-            Ok(ids) => Ok(self.core.get().id_list(py, &ids)?.into_any()),
-            Err(done) => Ok(done),
-        }
+        guarded(
+            || match self.call(py, 0, text, allowed_special, disallowed_special, add_special_tokens)? {
+                Ok(ids) => Ok(self.core.get().id_list(py, &ids)?.into_any()),
+                Err(done) => Ok(done),
+            },
+        )
     }
 
     #[pyo3(signature = (text, *, allowed_special = Given::Absent, disallowed_special = Given::Absent, add_special_tokens = true))]
@@ -182,10 +213,12 @@ impl FastEncode {
         disallowed_special: Given<'py>,
         add_special_tokens: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
-        match self.call(py, 1, text, allowed_special, disallowed_special, add_special_tokens)? {
-            Ok(ids) => Ok(ids.len().into_pyobject(py)?.into_any()),
-            Err(done) => Ok(done),
-        }
+        guarded(
+            || match self.call(py, 1, text, allowed_special, disallowed_special, add_special_tokens)? {
+                Ok(ids) => Ok(ids.len().into_pyobject(py)?.into_any()),
+                Err(done) => Ok(done),
+            },
+        )
     }
 
     fn __traverse__(&self, visit: pyo3::PyVisit<'_>) -> Result<(), pyo3::PyTraverseError> {
@@ -420,91 +453,107 @@ impl Tokenizer {
 impl Tokenizer {
     #[staticmethod]
     fn from_json(py: Python<'_>, text: &str) -> PyResult<Self> {
-        let t = py.detach(|| CoreTokenizer::from_json(text)).map_err(err)?;
-        Ok(Tokenizer::wrap(t))
+        guarded(|| {
+            let t = py.detach(|| CoreTokenizer::from_json(text)).map_err(err)?;
+            Ok(Tokenizer::wrap(t))
+        })
     }
 
     /// Build from a trained model and the components, as `tokenizer.json` writes them.
     #[staticmethod]
     fn from_trained(trained: &TrainedBpe, components_json: &str, added_json: &str) -> PyResult<Self> {
-        let mut guard = trained
-            .model
-            .lock()
-            .map_err(|_| PyRuntimeError::new_err("lock poisoned"))?;
-        let model = guard
-            .take()
-            .ok_or_else(|| PyValueError::new_err("this trained model was already used"))?;
-        let comps: serde_json::Value =
-            serde_json::from_str(components_json).map_err(|e| err(Error::Format(format!("components: {e}"))))?;
-        let get = |k: &str| comps.get(k).cloned().unwrap_or(serde_json::Value::Null);
-        let de = |k: &str| -> PyResult<serde_json::Value> { Ok(get(k)) };
-        let normalizer: Option<Normalizer> =
-            serde_json::from_value(de("normalizer")?).map_err(|e| err(Error::Format(format!("normalizer: {e}"))))?;
-        let pre: Option<PreTokenizer> = serde_json::from_value(de("pre_tokenizer")?)
-            .map_err(|e| err(Error::Format(format!("pre_tokenizer: {e}"))))?;
-        let post = serde_json::from_value(de("post_processor")?)
-            .map_err(|e| err(Error::Format(format!("post_processor: {e}"))))?;
-        let decoder =
-            serde_json::from_value(de("decoder")?).map_err(|e| err(Error::Format(format!("decoder: {e}"))))?;
-        let added: Vec<AddedToken> =
-            serde_json::from_str(added_json).map_err(|e| err(Error::Format(format!("added_tokens: {e}"))))?;
-        let mut model = model;
-        // as `tokenizers` trainers do, special tokens are in the model vocabulary too
-        for t in &added {
-            model.push_token(t.content.as_bytes(), t.id);
-        }
-        if let Some(unk) = comps.get("unk_token").and_then(|v| v.as_str()) {
-            model.set_unk(unk);
-        }
-        let t = CoreTokenizer::new(normalizer, pre, ModelKind::Bpe(model), post, decoder, added).map_err(err)?;
-        Ok(Tokenizer::wrap(t))
+        guarded(|| {
+            let mut guard = trained
+                .model
+                .lock()
+                .map_err(|_| PyRuntimeError::new_err("lock poisoned"))?;
+            let model = guard
+                .take()
+                .ok_or_else(|| PyValueError::new_err("this trained model was already used"))?;
+            let comps: serde_json::Value =
+                serde_json::from_str(components_json).map_err(|e| err(Error::Format(format!("components: {e}"))))?;
+            let get = |k: &str| comps.get(k).cloned().unwrap_or(serde_json::Value::Null);
+            let de = |k: &str| -> PyResult<serde_json::Value> { Ok(get(k)) };
+            let normalizer: Option<Normalizer> = serde_json::from_value(de("normalizer")?)
+                .map_err(|e| err(Error::Format(format!("normalizer: {e}"))))?;
+            let pre: Option<PreTokenizer> = serde_json::from_value(de("pre_tokenizer")?)
+                .map_err(|e| err(Error::Format(format!("pre_tokenizer: {e}"))))?;
+            let post = serde_json::from_value(de("post_processor")?)
+                .map_err(|e| err(Error::Format(format!("post_processor: {e}"))))?;
+            let decoder =
+                serde_json::from_value(de("decoder")?).map_err(|e| err(Error::Format(format!("decoder: {e}"))))?;
+            let added: Vec<AddedToken> =
+                serde_json::from_str(added_json).map_err(|e| err(Error::Format(format!("added_tokens: {e}"))))?;
+            let mut model = model;
+            // as `tokenizers` trainers do, special tokens are in the model vocabulary too
+            for t in &added {
+                model.push_token(t.content.as_bytes(), t.id);
+            }
+            if let Some(unk) = comps.get("unk_token").and_then(|v| v.as_str()) {
+                model.set_unk(unk);
+            }
+            let t = CoreTokenizer::new(normalizer, pre, ModelKind::Bpe(model), post, decoder, added).map_err(err)?;
+            Ok(Tokenizer::wrap(t))
+        })
     }
 
     /// Build from the bytes of a SentencePiece `.model` file.
     #[staticmethod]
     fn from_sentencepiece(py: Python<'_>, data: &[u8]) -> PyResult<Self> {
-        let t = py
-            .detach(|| crate::models::sp_model::tokenizer_from_model_proto(data))
-            .map_err(err)?;
-        Ok(Tokenizer::wrap(t))
+        guarded(|| {
+            let t = py
+                .detach(|| crate::models::sp_model::tokenizer_from_model_proto(data))
+                .map_err(err)?;
+            Ok(Tokenizer::wrap(t))
+        })
     }
 
     /// The `n` best encodings (Unigram models) with their scores, best first.
     fn encode_nbest(&self, py: Python<'_>, text: &str, n: usize) -> PyResult<Vec<(Vec<u32>, f64)>> {
-        py.detach(|| crate::models::unigram::pipeline::encode_nbest(&self.inner, text, n))
-            .map_err(err)
+        guarded(|| {
+            py.detach(|| crate::models::unigram::pipeline::encode_nbest(&self.inner, text, n))
+                .map_err(err)
+        })
     }
 
     /// A sampled encoding (Unigram models), as sentencepiece's `SampleEncode`.
     fn sample_encode(&self, py: Python<'_>, text: &str, nbest_size: i32, alpha: f64, seed: u64) -> PyResult<Vec<u32>> {
-        py.detach(|| crate::models::unigram::pipeline::sample_encode(&self.inner, text, nbest_size, alpha, seed))
-            .map_err(err)
+        guarded(|| {
+            py.detach(|| crate::models::unigram::pipeline::sample_encode(&self.inner, text, nbest_size, alpha, seed))
+                .map_err(err)
+        })
     }
 
     /// Build from a tiktoken rank file (its bytes), a split regex and special tokens.
     #[staticmethod]
     fn from_tiktoken(py: Python<'_>, data: &[u8], pattern: &str, specials: Vec<(String, u32)>) -> PyResult<Self> {
-        let t = py
-            .detach(|| CoreTokenizer::from_tiktoken(data, pattern, &specials))
-            .map_err(err)?;
-        Ok(Tokenizer::wrap(t))
+        guarded(|| {
+            let t = py
+                .detach(|| CoreTokenizer::from_tiktoken(data, pattern, &specials))
+                .map_err(err)?;
+            Ok(Tokenizer::wrap(t))
+        })
     }
 
     /// The model as tiktoken rank-file text (raises when it cannot be exact).
     fn to_tiktoken(&self, py: Python<'_>) -> PyResult<String> {
-        let t = self.inner.clone();
-        py.detach(move || t.to_tiktoken()).map_err(err)
+        guarded(|| {
+            let t = self.inner.clone();
+            py.detach(move || t.to_tiktoken()).map_err(err)
+        })
     }
 
     /// The split regex, when the pre-tokenizer is one regex split.
-    fn split_regex(&self) -> Option<String> {
-        self.inner.split_regex()
+    fn split_regex(&self) -> PyResult<Option<String>> {
+        guarded(|| Ok(self.inner.split_regex()))
     }
 
     #[pyo3(signature = (pretty=true))]
     fn to_json(&self, py: Python<'_>, pretty: bool) -> PyResult<String> {
-        let t = self.inner.clone();
-        py.detach(move || t.to_json(pretty)).map_err(err)
+        guarded(|| {
+            let t = self.inner.clone();
+            py.detach(move || t.to_json(pretty)).map_err(err)
+        })
     }
 
     #[pyo3(signature = (text, allowed, permitted=None, add_special_tokens=true))]
@@ -516,8 +565,10 @@ impl Tokenizer {
         permitted: Option<&Bound<'_, PyAny>>,
         add_special_tokens: bool,
     ) -> PyResult<Bound<'py, PyList>> {
-        let ids = self.ids_of(py, text, allowed, permitted, add_special_tokens)?;
-        self.id_list(py, &ids)
+        guarded(|| {
+            let ids = self.ids_of(py, text, allowed, permitted, add_special_tokens)?;
+            self.id_list(py, &ids)
+        })
     }
 
     #[pyo3(signature = (text, allowed, permitted=None, add_special_tokens=true))]
@@ -529,7 +580,7 @@ impl Tokenizer {
         permitted: Option<&Bound<'_, PyAny>>,
         add_special_tokens: bool,
     ) -> PyResult<usize> {
-        Ok(self.ids_of(py, text, allowed, permitted, add_special_tokens)?.len())
+        guarded(|| Ok(self.ids_of(py, text, allowed, permitted, add_special_tokens)?.len()))
     }
 
     #[pyo3(signature = (texts, allowed, permitted=None, add_special_tokens=true, num_threads=None))]
@@ -542,13 +593,15 @@ impl Tokenizer {
         add_special_tokens: bool,
         num_threads: Option<usize>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let all = self.batch_ids(py, texts, allowed, permitted, add_special_tokens, num_threads)?;
-        let lists = all
-            .offsets
-            .windows(2)
-            .map(|w| self.id_list(py, &all.ids[w[0]..w[1]]))
-            .collect::<PyResult<Vec<_>>>()?;
-        PyList::new(py, lists)
+        guarded(|| {
+            let all = self.batch_ids(py, texts, allowed, permitted, add_special_tokens, num_threads)?;
+            let lists = all
+                .offsets
+                .windows(2)
+                .map(|w| self.id_list(py, &all.ids[w[0]..w[1]]))
+                .collect::<PyResult<Vec<_>>>()?;
+            PyList::new(py, lists)
+        })
     }
 
     /// The ids of one text as a little-endian u32 buffer (no Python int per token).
@@ -561,8 +614,10 @@ impl Tokenizer {
         permitted: Option<&Bound<'_, PyAny>>,
         add_special_tokens: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let ids = self.ids_of(py, text, allowed, permitted, add_special_tokens)?;
-        ids_out(py, ids)
+        guarded(|| {
+            let ids = self.ids_of(py, text, allowed, permitted, add_special_tokens)?;
+            ids_out(py, ids)
+        })
     }
 
     /// A batch as flat little-endian buffers, without one Python int per token:
@@ -577,14 +632,16 @@ impl Tokenizer {
         add_special_tokens: bool,
         num_threads: Option<usize>,
     ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyBytes>)> {
-        let all = self.batch_ids(py, texts, allowed, permitted, add_special_tokens, num_threads)?;
-        let offs = PyBytes::new_with(py, all.offsets.len() * 8, |buf| {
-            for (&n, out) in all.offsets.iter().zip(buf.chunks_exact_mut(8)) {
-                out.copy_from_slice(&(n as u64).to_le_bytes());
-            }
-            Ok(())
-        })?;
-        Ok((ids_out(py, all.ids)?, offs))
+        guarded(|| {
+            let all = self.batch_ids(py, texts, allowed, permitted, add_special_tokens, num_threads)?;
+            let offs = PyBytes::new_with(py, all.offsets.len() * 8, |buf| {
+                for (&n, out) in all.offsets.iter().zip(buf.chunks_exact_mut(8)) {
+                    out.copy_from_slice(&(n as u64).to_le_bytes());
+                }
+                Ok(())
+            })?;
+            Ok((ids_out(py, all.ids)?, offs))
+        })
     }
 
     /// Returns (ids, type_ids, offsets, special_tokens_mask, tokens); offsets are
@@ -600,98 +657,106 @@ impl Tokenizer {
         permitted: Option<&Bound<'_, PyAny>>,
         add_special_tokens: bool,
     ) -> PyResult<(Vec<u32>, Vec<u32>, Vec<(usize, usize)>, Vec<u8>, Vec<String>)> {
-        let allowed = parse_allowed(allowed)?;
-        let permitted = parse_permitted(permitted)?;
-        let e = py
-            .detach(|| {
-                self.inner
-                    .encode_full(text, pair, &allowed, permitted.as_ref(), add_special_tokens)
-            })
-            .map_err(err)?;
-        Ok((e.ids, e.type_ids, e.offsets, e.special_mask, e.tokens))
+        guarded(|| {
+            let allowed = parse_allowed(allowed)?;
+            let permitted = parse_permitted(permitted)?;
+            let e = py
+                .detach(|| {
+                    self.inner
+                        .encode_full(text, pair, &allowed, permitted.as_ref(), add_special_tokens)
+                })
+                .map_err(err)?;
+            Ok((e.ids, e.type_ids, e.offsets, e.special_mask, e.tokens))
+        })
     }
 
     #[pyo3(signature = (ids, skip_special_tokens=false))]
     fn decode(&self, py: Python<'_>, ids: Vec<u32>, skip_special_tokens: bool) -> PyResult<String> {
-        py.detach(|| self.inner.decode(&ids, skip_special_tokens)).map_err(err)
+        guarded(|| py.detach(|| self.inner.decode(&ids, skip_special_tokens)).map_err(err))
     }
 
     #[pyo3(signature = (batch, skip_special_tokens=false))]
     fn decode_batch(&self, py: Python<'_>, batch: Vec<Vec<u32>>, skip_special_tokens: bool) -> PyResult<Vec<String>> {
-        py.detach(|| {
-            crate::parallel::install(None, || {
-                batch
-                    .par_iter()
-                    .map(|ids| self.inner.decode(ids, skip_special_tokens))
-                    .collect::<crate::error::Result<Vec<_>>>()
+        guarded(|| {
+            py.detach(|| {
+                crate::parallel::install(None, || {
+                    batch
+                        .par_iter()
+                        .map(|ids| self.inner.decode(ids, skip_special_tokens))
+                        .collect::<crate::error::Result<Vec<_>>>()
+                })
             })
+            .map_err(err)
         })
-        .map_err(err)
     }
 
     fn decode_bytes<'py>(&self, py: Python<'py>, ids: Vec<u32>) -> PyResult<Bound<'py, PyBytes>> {
-        let b = py.detach(|| self.inner.decode_bytes(&ids)).map_err(err)?;
-        Ok(PyBytes::new(py, &b))
+        guarded(|| {
+            let b = py.detach(|| self.inner.decode_bytes(&ids)).map_err(err)?;
+            Ok(PyBytes::new(py, &b))
+        })
     }
 
-    fn id_to_token(&self, id: u32) -> Option<String> {
-        self.inner.id_to_token(id)
+    fn id_to_token(&self, id: u32) -> PyResult<Option<String>> {
+        guarded(|| Ok(self.inner.id_to_token(id)))
     }
 
-    fn id_to_bytes<'py>(&self, py: Python<'py>, id: u32) -> Option<Bound<'py, PyBytes>> {
-        self.inner.id_to_bytes(id).map(|b| PyBytes::new(py, &b))
+    fn id_to_bytes<'py>(&self, py: Python<'py>, id: u32) -> PyResult<Option<Bound<'py, PyBytes>>> {
+        guarded(|| Ok(self.inner.id_to_bytes(id).map(|b| PyBytes::new(py, &b))))
     }
 
-    fn token_to_id(&self, token: &str) -> Option<u32> {
-        self.inner.token_to_id(token)
-    }
-
-    #[getter]
-    fn vocab_size(&self) -> usize {
-        self.inner.vocab_size()
+    fn token_to_id(&self, token: &str) -> PyResult<Option<u32>> {
+        guarded(|| Ok(self.inner.token_to_id(token)))
     }
 
     #[getter]
-    fn byte_level(&self) -> bool {
-        self.inner.model.byte_level()
+    fn vocab_size(&self) -> PyResult<usize> {
+        guarded(|| Ok(self.inner.vocab_size()))
+    }
+
+    #[getter]
+    fn byte_level(&self) -> PyResult<bool> {
+        guarded(|| Ok(self.inner.model.byte_level()))
     }
 
     /// The model type as `tokenizer.json` names it ("BPE", "WordPiece", ...).
     #[getter]
-    fn model_type(&self) -> &'static str {
-        self.inner.model.type_name()
+    fn model_type(&self) -> PyResult<&'static str> {
+        guarded(|| Ok(self.inner.model.type_name()))
     }
 
     fn get_vocab<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let d = PyDict::new(py);
-        for (id, tok) in self.inner.model.vocab_entries() {
-            d.set_item(self.inner.model.token_string(tok), id)?;
-        }
-        for t in &self.inner.added.tokens {
-            d.set_item(&t.content, t.id)?;
-        }
-        Ok(d)
+        guarded(|| {
+            let d = PyDict::new(py);
+            for (id, tok) in self.inner.model.vocab_entries() {
+                d.set_item(self.inner.model.token_string(tok), id)?;
+            }
+            for t in &self.inner.added.tokens {
+                d.set_item(&t.content, t.id)?;
+            }
+            Ok(d)
+        })
     }
 
     /// (content, id, special) for every added token.
-    fn added_tokens(&self) -> Vec<(String, u32, bool)> {
-        self.inner
-            .added
-            .tokens
-            .iter()
-            .map(|t| (t.content.clone(), t.id, t.special))
-            .collect()
+    fn added_tokens(&self) -> PyResult<Vec<(String, u32, bool)>> {
+        guarded(|| {
+            let tokens = &self.inner.added.tokens;
+            Ok(tokens.iter().map(|t| (t.content.clone(), t.id, t.special)).collect())
+        })
     }
 
     /// Merges as pairs of token strings, in rank order.
-    fn merges(&self) -> Vec<(String, String)> {
-        let Some(m) = self.inner.model.as_bpe() else {
-            return Vec::new();
-        };
-        m.merges_in_order()
-            .into_iter()
-            .map(|(a, b)| (m.id_to_string(a), m.id_to_string(b)))
-            .collect()
+    fn merges(&self) -> PyResult<Vec<(String, String)>> {
+        guarded(|| {
+            let Some(m) = self.inner.model.as_bpe() else {
+                return Ok(Vec::new());
+            };
+            Ok(m.merges_in_order()
+                .into_iter()
+                .map(|(a, b)| (m.id_to_string(a), m.id_to_string(b)))
+                .collect())
+        })
     }
 }
 
@@ -706,8 +771,8 @@ struct TrainedBpe {
 #[pymethods]
 impl TrainedBpe {
     /// (left id, right id, new id, count) per merge, in order.
-    fn merges(&self) -> Vec<(u32, u32, u32, u64)> {
-        self.merges.clone()
+    fn merges(&self) -> PyResult<Vec<(u32, u32, u32, u64)>> {
+        guarded(|| Ok(self.merges.clone()))
     }
 }
 
@@ -720,64 +785,73 @@ struct WordCounter_ {
 impl WordCounter_ {
     #[new]
     fn new(components_json: &str) -> PyResult<Self> {
-        let comps: serde_json::Value =
-            serde_json::from_str(components_json).map_err(|e| err(Error::Format(format!("components: {e}"))))?;
-        let normalizer: Option<Normalizer> =
-            serde_json::from_value(comps.get("normalizer").cloned().unwrap_or_default())
-                .map_err(|e| err(Error::Format(format!("normalizer: {e}"))))?;
-        let pre: Option<PreTokenizer> = serde_json::from_value(comps.get("pre_tokenizer").cloned().unwrap_or_default())
-            .map_err(|e| err(Error::Format(format!("pre_tokenizer: {e}"))))?;
-        let by_lines = comps.get("lines").and_then(|v| v.as_bool()).unwrap_or(false);
-        Ok(WordCounter_ {
-            inner: if by_lines {
-                WordCounter::by_lines(normalizer, pre)
-            } else {
-                WordCounter::new(normalizer, pre)
-            },
+        guarded(|| {
+            let comps: serde_json::Value =
+                serde_json::from_str(components_json).map_err(|e| err(Error::Format(format!("components: {e}"))))?;
+            let normalizer: Option<Normalizer> =
+                serde_json::from_value(comps.get("normalizer").cloned().unwrap_or_default())
+                    .map_err(|e| err(Error::Format(format!("normalizer: {e}"))))?;
+            let pre: Option<PreTokenizer> =
+                serde_json::from_value(comps.get("pre_tokenizer").cloned().unwrap_or_default())
+                    .map_err(|e| err(Error::Format(format!("pre_tokenizer: {e}"))))?;
+            let by_lines = comps.get("lines").and_then(|v| v.as_bool()).unwrap_or(false);
+            Ok(WordCounter_ {
+                inner: if by_lines {
+                    WordCounter::by_lines(normalizer, pre)
+                } else {
+                    WordCounter::new(normalizer, pre)
+                },
+            })
         })
     }
 
     fn feed(&mut self, py: Python<'_>, texts: Vec<String>) -> PyResult<()> {
-        let inner = &mut self.inner;
-        py.detach(|| {
-            let refs: Vec<&str> = texts.iter().map(|s| s.as_str()).collect();
-            inner.feed_texts(&refs)
+        guarded(|| {
+            let inner = &mut self.inner;
+            py.detach(|| {
+                let refs: Vec<&str> = texts.iter().map(|s| s.as_str()).collect();
+                inner.feed_texts(&refs)
+            })
+            .map_err(err)
         })
-        .map_err(err)
     }
 
     fn feed_file(&mut self, py: Python<'_>, path: &str, errors: &str) -> PyResult<u64> {
-        let policy = match errors {
-            "strict" => ErrorPolicy::Strict,
-            "replace" => ErrorPolicy::Replace,
-            "skip" => ErrorPolicy::Skip,
-            other => {
-                return Err(PyValueError::new_err(format!(
-                    "errors must be 'strict', 'replace' or 'skip', not {other:?}"
-                )))
-            }
-        };
-        let inner = &mut self.inner;
-        py.detach(|| inner.feed_file(path, policy)).map_err(err)
+        guarded(|| {
+            let policy = match errors {
+                "strict" => ErrorPolicy::Strict,
+                "replace" => ErrorPolicy::Replace,
+                "skip" => ErrorPolicy::Skip,
+                other => {
+                    return Err(PyValueError::new_err(format!(
+                        "errors must be 'strict', 'replace' or 'skip', not {other:?}"
+                    )))
+                }
+            };
+            let inner = &mut self.inner;
+            py.detach(|| inner.feed_file(path, policy)).map_err(err)
+        })
     }
 
     #[getter]
-    fn distinct(&self) -> usize {
-        self.inner.counts.len()
+    fn distinct(&self) -> PyResult<usize> {
+        guarded(|| Ok(self.inner.counts.len()))
     }
 
     #[getter]
-    fn bytes_seen(&self) -> u64 {
-        self.inner.bytes_seen
+    fn bytes_seen(&self) -> PyResult<u64> {
+        guarded(|| Ok(self.inner.bytes_seen))
     }
 
     /// The most frequent pieces, for inspection.
     fn most_common<'py>(&self, py: Python<'py>, n: usize) -> PyResult<Bound<'py, PyList>> {
-        let mut v: Vec<(&Vec<u8>, &u64)> = self.inner.counts.iter().collect();
-        v.sort_unstable_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
-        let items: Vec<(Bound<'py, PyBytes>, u64)> =
-            v.into_iter().take(n).map(|(k, c)| (PyBytes::new(py, k), *c)).collect();
-        PyList::new(py, items)
+        guarded(|| {
+            let mut v: Vec<(&Vec<u8>, &u64)> = self.inner.counts.iter().collect();
+            v.sort_unstable_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+            let items: Vec<(Bound<'py, PyBytes>, u64)> =
+                v.into_iter().take(n).map(|(k, c)| (PyBytes::new(py, k), *c)).collect();
+            PyList::new(py, items)
+        })
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -795,24 +869,26 @@ impl WordCounter_ {
         trace: usize,
         callback: Option<Py<PyAny>>,
     ) -> PyResult<TrainedBpe> {
-        let cfg = BpeTrainerConfig {
-            vocab_size,
-            min_frequency,
-            max_token_length,
-            byte_level,
-            continuing_subword_prefix,
-            end_of_word_suffix,
-            limit_alphabet,
-            trace,
-            character_coverage: None,
-            sp_rules: None,
-        };
-        let counts = &self.inner.counts;
-        let t = with_events(py, callback, |on_event| bpe_trainer::train(counts, &cfg, on_event))?;
-        Ok(TrainedBpe {
-            model: std::sync::Mutex::new(Some(t.model)),
-            merges: t.merges,
-            alphabet_size: t.alphabet_size,
+        guarded(|| {
+            let cfg = BpeTrainerConfig {
+                vocab_size,
+                min_frequency,
+                max_token_length,
+                byte_level,
+                continuing_subword_prefix,
+                end_of_word_suffix,
+                limit_alphabet,
+                trace,
+                character_coverage: None,
+                sp_rules: None,
+            };
+            let counts = &self.inner.counts;
+            let t = with_events(py, callback, |on_event| bpe_trainer::train(counts, &cfg, on_event))?;
+            Ok(TrainedBpe {
+                model: std::sync::Mutex::new(Some(t.model)),
+                merges: t.merges,
+                alphabet_size: t.alphabet_size,
+            })
         })
     }
 
@@ -846,42 +922,44 @@ impl WordCounter_ {
         Vec<(u32, Bound<'py, PyBytes>)>,
         Vec<(u32, u32, u32, u64, Bound<'py, PyBytes>)>,
     )> {
-        use crate::trainers::continued::{continue_training, ContinueConfig};
-        let cfg = ContinueConfig {
-            new_tokens,
-            min_frequency,
-            max_token_length,
-            byte_level,
-            continuing_subword_prefix,
-            end_of_word_suffix,
-            foreign: foreign.into_iter().collect(),
-            character_coverage,
-            sp_rules: sp_rules.map(|r| crate::trainers::sp_common::PieceRules {
-                max_piece_length: r.0,
-                split_by_unicode_script: r.1,
-                split_by_number: r.2,
-                split_digits: r.3,
-                treat_whitespace_as_suffix: r.4,
-                allow_whitespace_only_pieces: r.5,
-            }),
-            trace,
-            protected: protect
-                .map(|p| p.inner.counts.keys().cloned().collect())
-                .unwrap_or_default(),
-            scripts,
-        };
-        let core = tokenizer.inner.clone();
-        let counts = &self.inner.counts;
-        let t = with_events(py, callback, |on_event| {
-            continue_training(&core.model, core.vocab_size(), counts, &cfg, on_event)
-        })?;
-        let symbols = t.new_symbols.iter().map(|(id, b)| (*id, PyBytes::new(py, b))).collect();
-        let merges = t
-            .merges
-            .iter()
-            .map(|&(a, b, n, c)| (a, b, n, c, PyBytes::new(py, &t.tokens[n as usize])))
-            .collect();
-        Ok((symbols, merges))
+        guarded(|| {
+            use crate::trainers::continued::{continue_training, ContinueConfig};
+            let cfg = ContinueConfig {
+                new_tokens,
+                min_frequency,
+                max_token_length,
+                byte_level,
+                continuing_subword_prefix,
+                end_of_word_suffix,
+                foreign: foreign.into_iter().collect(),
+                character_coverage,
+                sp_rules: sp_rules.map(|r| crate::trainers::sp_common::PieceRules {
+                    max_piece_length: r.0,
+                    split_by_unicode_script: r.1,
+                    split_by_number: r.2,
+                    split_digits: r.3,
+                    treat_whitespace_as_suffix: r.4,
+                    allow_whitespace_only_pieces: r.5,
+                }),
+                trace,
+                protected: protect
+                    .map(|p| p.inner.counts.keys().cloned().collect())
+                    .unwrap_or_default(),
+                scripts,
+            };
+            let core = tokenizer.inner.clone();
+            let counts = &self.inner.counts;
+            let t = with_events(py, callback, |on_event| {
+                continue_training(&core.model, core.vocab_size(), counts, &cfg, on_event)
+            })?;
+            let symbols = t.new_symbols.iter().map(|(id, b)| (*id, PyBytes::new(py, b))).collect();
+            let merges = t
+                .merges
+                .iter()
+                .map(|&(a, b, n, c)| (a, b, n, c, PyBytes::new(py, &t.tokens[n as usize])))
+                .collect();
+            Ok((symbols, merges))
+        })
     }
 
     /// WordPiece by likelihood: (tokens in id order, alphabet size, merges as
@@ -899,19 +977,21 @@ impl WordCounter_ {
         trace: usize,
         callback: Option<Py<PyAny>>,
     ) -> PyResult<(Vec<String>, usize, Vec<(u32, u32, u32, u64)>)> {
-        let cfg = crate::trainers::wordpiece::WordPieceTrainerConfig {
-            vocab_size,
-            min_frequency,
-            limit_alphabet,
-            continuing_subword_prefix,
-            max_input_chars_per_word,
-            trace,
-        };
-        let counts = &self.inner.counts;
-        let t = with_events(py, callback, |on_event| {
-            crate::trainers::wordpiece::train(counts, &cfg, on_event)
-        })?;
-        Ok((t.tokens, t.alphabet_size, t.merges))
+        guarded(|| {
+            let cfg = crate::trainers::wordpiece::WordPieceTrainerConfig {
+                vocab_size,
+                min_frequency,
+                limit_alphabet,
+                continuing_subword_prefix,
+                max_input_chars_per_word,
+                trace,
+            };
+            let counts = &self.inner.counts;
+            let t = with_events(py, callback, |on_event| {
+                crate::trainers::wordpiece::train(counts, &cfg, on_event)
+            })?;
+            Ok((t.tokens, t.alphabet_size, t.merges))
+        })
     }
 
     /// SentencePiece-style BPE over the counted words (characters, no
@@ -933,35 +1013,37 @@ impl WordCounter_ {
         trace: usize,
         callback: Option<Py<PyAny>>,
     ) -> PyResult<(Vec<String>, Vec<(String, u64)>)> {
-        let cfg = BpeTrainerConfig {
-            vocab_size,
-            min_frequency: 0,
-            max_token_length: None,
-            byte_level: false,
-            continuing_subword_prefix: None,
-            end_of_word_suffix: None,
-            limit_alphabet: None,
-            trace,
-            character_coverage: Some(character_coverage),
-            sp_rules: Some(crate::trainers::sp_common::PieceRules {
-                max_piece_length,
-                split_by_unicode_script,
-                split_by_number,
-                split_digits,
-                treat_whitespace_as_suffix,
-                allow_whitespace_only_pieces,
-            }),
-        };
-        let counts = &self.inner.counts;
-        let t = with_events(py, callback, |on_event| bpe_trainer::train(counts, &cfg, on_event))?;
-        let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
-        let alphabet = t.tokens[..t.alphabet_size].iter().map(|b| text(b)).collect();
-        let merged = t
-            .merges
-            .iter()
-            .map(|&(_, _, id, count)| (text(&t.tokens[id as usize]), count))
-            .collect();
-        Ok((alphabet, merged))
+        guarded(|| {
+            let cfg = BpeTrainerConfig {
+                vocab_size,
+                min_frequency: 0,
+                max_token_length: None,
+                byte_level: false,
+                continuing_subword_prefix: None,
+                end_of_word_suffix: None,
+                limit_alphabet: None,
+                trace,
+                character_coverage: Some(character_coverage),
+                sp_rules: Some(crate::trainers::sp_common::PieceRules {
+                    max_piece_length,
+                    split_by_unicode_script,
+                    split_by_number,
+                    split_digits,
+                    treat_whitespace_as_suffix,
+                    allow_whitespace_only_pieces,
+                }),
+            };
+            let counts = &self.inner.counts;
+            let t = with_events(py, callback, |on_event| bpe_trainer::train(counts, &cfg, on_event))?;
+            let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+            let alphabet = t.tokens[..t.alphabet_size].iter().map(|b| text(b)).collect();
+            let merged = t
+                .merges
+                .iter()
+                .map(|&(_, _, id, count)| (text(&t.tokens[id as usize]), count))
+                .collect();
+            Ok((alphabet, merged))
+        })
     }
 
     /// Unigram (EM + pruning) over the counted words: (pieces with scores,
@@ -985,27 +1067,29 @@ impl WordCounter_ {
         allow_whitespace_only_pieces: bool,
         callback: Option<Py<PyAny>>,
     ) -> PyResult<(Vec<(String, f64)>, usize)> {
-        let cfg = crate::trainers::unigram::UnigramTrainerConfig {
-            vocab_size,
-            character_coverage,
-            seed_size,
-            shrinking_factor,
-            num_sub_iterations,
-            hard_vocab_limit,
-            rules: crate::trainers::sp_common::PieceRules {
-                max_piece_length,
-                split_by_unicode_script,
-                split_by_number,
-                split_digits,
-                treat_whitespace_as_suffix,
-                allow_whitespace_only_pieces,
-            },
-        };
-        let counts = &self.inner.counts;
-        let t = with_events(py, callback, |on_event| {
-            crate::trainers::unigram::train(counts, &cfg, on_event)
-        })?;
-        Ok((t.pieces, t.dropped_chars))
+        guarded(|| {
+            let cfg = crate::trainers::unigram::UnigramTrainerConfig {
+                vocab_size,
+                character_coverage,
+                seed_size,
+                shrinking_factor,
+                num_sub_iterations,
+                hard_vocab_limit,
+                rules: crate::trainers::sp_common::PieceRules {
+                    max_piece_length,
+                    split_by_unicode_script,
+                    split_by_number,
+                    split_digits,
+                    treat_whitespace_as_suffix,
+                    allow_whitespace_only_pieces,
+                },
+            };
+            let counts = &self.inner.counts;
+            let t = with_events(py, callback, |on_event| {
+                crate::trainers::unigram::train(counts, &cfg, on_event)
+            })?;
+            Ok((t.pieces, t.dropped_chars))
+        })
     }
 }
 
@@ -1067,17 +1151,21 @@ fn _unigram_seed(
     max_len: usize,
     seed_size: usize,
 ) -> PyResult<Vec<(String, f64)>> {
-    crate::trainers::unigram::steps::seed_pieces(&words, coverage, max_len, seed_size).map_err(err)
+    guarded(|| crate::trainers::unigram::steps::seed_pieces(&words, coverage, max_len, seed_size).map_err(err))
 }
 
 #[pyfunction]
-fn _unigram_e_step(pieces: Vec<(String, f64)>, words: Vec<(String, u64)>, chars: &str) -> (Vec<f64>, f64, u64) {
-    crate::trainers::unigram::steps::e_step_of(&pieces, &words, chars)
+fn _unigram_e_step(
+    pieces: Vec<(String, f64)>,
+    words: Vec<(String, u64)>,
+    chars: &str,
+) -> PyResult<(Vec<f64>, f64, u64)> {
+    guarded(|| Ok(crate::trainers::unigram::steps::e_step_of(&pieces, &words, chars)))
 }
 
 #[pyfunction]
-fn _unigram_m_step(pieces: Vec<(String, f64)>, expected: Vec<f64>, chars: &str) -> Vec<(String, f64)> {
-    crate::trainers::unigram::steps::m_step_of(&pieces, &expected, chars)
+fn _unigram_m_step(pieces: Vec<(String, f64)>, expected: Vec<f64>, chars: &str) -> PyResult<Vec<(String, f64)>> {
+    guarded(|| Ok(crate::trainers::unigram::steps::m_step_of(&pieces, &expected, chars)))
 }
 
 #[pyfunction]
@@ -1087,32 +1175,45 @@ fn _unigram_prune(
     chars: &str,
     target: usize,
     shrinking: f64,
-) -> Vec<(String, f64)> {
-    crate::trainers::unigram::steps::prune_of(&pieces, &words, chars, target, shrinking)
+) -> PyResult<Vec<(String, f64)>> {
+    guarded(|| {
+        Ok(crate::trainers::unigram::steps::prune_of(
+            &pieces, &words, chars, target, shrinking,
+        ))
+    })
 }
 
 /// Compile a regex as tokenizer pipelines do; raises ConfigError when invalid.
 #[pyfunction]
 fn check_regex(pattern: &str) -> PyResult<()> {
-    crate::pattern::compile_regex(pattern).map(|_| ()).map_err(err)
+    guarded(|| crate::pattern::compile_regex(pattern).map(|_| ()).map_err(err))
 }
 
 /// Map raw bytes to the GPT-2 byte-level alphabet and back.
 #[pyfunction]
-fn bytes_to_unicode(b: &[u8]) -> String {
-    crate::bytelevel::bytes_to_string(b)
+fn bytes_to_unicode(b: &[u8]) -> PyResult<String> {
+    guarded(|| Ok(crate::bytelevel::bytes_to_string(b)))
 }
 
 /// Drop the thread pools in a forked child (their threads do not exist there).
 #[pyfunction]
-fn after_fork() {
-    crate::parallel::after_fork();
+fn after_fork() -> PyResult<()> {
+    guarded(|| {
+        crate::parallel::after_fork();
+        Ok(())
+    })
 }
 
 /// The number of threads parallel calls use by default.
 #[pyfunction]
-fn default_threads() -> usize {
-    crate::parallel::default_threads()
+fn default_threads() -> PyResult<usize> {
+    guarded(|| Ok(crate::parallel::default_threads()))
+}
+
+/// Panics on purpose: the test of the panic boundary (`guarded`) calls it.
+#[pyfunction]
+fn _panic_for_test(message: &str) -> PyResult<()> {
+    guarded(|| panic!("{message}"))
 }
 
 #[pymodule]
@@ -1131,6 +1232,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(bytes_to_unicode, m)?)?;
     m.add_function(wrap_pyfunction!(after_fork, m)?)?;
     m.add_function(wrap_pyfunction!(default_threads, m)?)?;
+    m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
     Ok(())
 }
 
@@ -1184,44 +1286,46 @@ impl IdBuffer {
         view: *mut pyo3::ffi::Py_buffer,
         flags: std::os::raw::c_int,
     ) -> PyResult<()> {
-        use pyo3::ffi;
-        if view.is_null() {
-            return Err(pyo3::exceptions::PyBufferError::new_err("no view to fill"));
-        }
-        if flags & ffi::PyBUF_WRITABLE == ffi::PyBUF_WRITABLE {
-            return Err(pyo3::exceptions::PyBufferError::new_err("token ids are read-only"));
-        }
-        let this = slf.get();
-        // SAFETY: `view` is CPython's, valid for writing; the pointers put
-        // in it point into `this`, which the view keeps alive through `obj`
-        // (a new reference, released by CPython with the view), and is
-        // frozen: the vector never changes or moves while it lives.
-        unsafe {
-            (*view).obj = slf.clone().into_any().into_ptr();
-            (*view).buf = this.ids.as_ptr() as *mut std::os::raw::c_void;
-            (*view).len = (this.ids.len() * 4) as ffi::Py_ssize_t;
-            (*view).readonly = 1;
-            (*view).itemsize = 4;
-            (*view).format = if flags & ffi::PyBUF_FORMAT == ffi::PyBUF_FORMAT {
-                c"I".as_ptr() as *mut std::os::raw::c_char
-            } else {
-                std::ptr::null_mut()
-            };
-            (*view).ndim = 1;
-            (*view).shape = if flags & ffi::PyBUF_ND == ffi::PyBUF_ND {
-                this.shape.as_ptr() as *mut ffi::Py_ssize_t
-            } else {
-                std::ptr::null_mut()
-            };
-            (*view).strides = if flags & ffi::PyBUF_STRIDES == ffi::PyBUF_STRIDES {
-                this.strides.as_ptr() as *mut ffi::Py_ssize_t
-            } else {
-                std::ptr::null_mut()
-            };
-            (*view).suboffsets = std::ptr::null_mut();
-            (*view).internal = std::ptr::null_mut();
-        }
-        Ok(())
+        guarded(|| {
+            use pyo3::ffi;
+            if view.is_null() {
+                return Err(pyo3::exceptions::PyBufferError::new_err("no view to fill"));
+            }
+            if flags & ffi::PyBUF_WRITABLE == ffi::PyBUF_WRITABLE {
+                return Err(pyo3::exceptions::PyBufferError::new_err("token ids are read-only"));
+            }
+            let this = slf.get();
+            // SAFETY: `view` is CPython's, valid for writing; the pointers put
+            // in it point into `this`, which the view keeps alive through `obj`
+            // (a new reference, released by CPython with the view), and is
+            // frozen: the vector never changes or moves while it lives.
+            unsafe {
+                (*view).obj = slf.clone().into_any().into_ptr();
+                (*view).buf = this.ids.as_ptr() as *mut std::os::raw::c_void;
+                (*view).len = (this.ids.len() * 4) as ffi::Py_ssize_t;
+                (*view).readonly = 1;
+                (*view).itemsize = 4;
+                (*view).format = if flags & ffi::PyBUF_FORMAT == ffi::PyBUF_FORMAT {
+                    c"I".as_ptr() as *mut std::os::raw::c_char
+                } else {
+                    std::ptr::null_mut()
+                };
+                (*view).ndim = 1;
+                (*view).shape = if flags & ffi::PyBUF_ND == ffi::PyBUF_ND {
+                    this.shape.as_ptr() as *mut ffi::Py_ssize_t
+                } else {
+                    std::ptr::null_mut()
+                };
+                (*view).strides = if flags & ffi::PyBUF_STRIDES == ffi::PyBUF_STRIDES {
+                    this.strides.as_ptr() as *mut ffi::Py_ssize_t
+                } else {
+                    std::ptr::null_mut()
+                };
+                (*view).suboffsets = std::ptr::null_mut();
+                (*view).internal = std::ptr::null_mut();
+            }
+            Ok(())
+        })
     }
 }
 

@@ -393,7 +393,7 @@ impl Tokenizer {
         add_special_tokens: bool,
     ) -> Result<Vec<u32>> {
         // (on ordinary pages: see `huge_pages`)
-        let mut ids = crate::huge_pages::plain(|| Vec::with_capacity(text.len() / 3 + 4));
+        let mut ids = crate::huge_pages::plain(|| crate::error::with_room(text.len() / 3 + 4, "the ids of the text"))?;
         if self.templated(add_special_tokens) {
             return self.encode_templated(text, allowed, permitted, ids);
         }
@@ -638,7 +638,7 @@ impl Tokenizer {
     pub fn decode(&self, ids: &[u32], skip_special: bool) -> Result<String> {
         // fast path: byte-level model with a plain ByteLevel decoder
         if self.model.byte_level() && self.decoder.as_ref().is_some_and(|d| d.is_plain_byte_level()) {
-            let mut bytes = Vec::with_capacity(ids.len() * 4);
+            let mut bytes = crate::error::with_room(ids.len().saturating_mul(4), "the decoded bytes")?;
             for &id in ids {
                 if let Some(t) = self.added.get(id) {
                     if !(skip_special && t.special) {
@@ -663,7 +663,7 @@ impl Tokenizer {
 
     /// The raw bytes of a sequence of ids, without any decoder.
     pub fn decode_bytes(&self, ids: &[u32]) -> Result<Vec<u8>> {
-        let mut bytes = Vec::with_capacity(ids.len() * 4);
+        let mut bytes = crate::error::with_room(ids.len().saturating_mul(4), "the decoded bytes")?;
         for &id in ids {
             bytes.extend(self.id_to_bytes(id).ok_or(Error::UnknownId(id))?);
         }

@@ -14,6 +14,7 @@ import http.server
 import json
 import lzma
 import os
+import re
 import stat
 import threading
 import time
@@ -27,6 +28,7 @@ from tokensmith.errors import (
     ChecksumError,
     CorpusCompressionError,
     CorpusError,
+    InternalError,
     TokenIdTypeError,
     TokenizerError,
     TokenizerFormatError,
@@ -381,3 +383,83 @@ def test_non_integer_ids_raise_type_error(trained: ts.Tokenizer) -> None:
         assert isinstance(info.value, TokenizerFormatError)
         assert isinstance(info.value, TokenizerError)
         assert type(info.value) is TokenIdTypeError
+
+
+# ------------------------------------------------- panics and failed allocations
+def test_a_panic_is_an_internal_error_not_a_panic_exception(trained: ts.Tokenizer) -> None:
+    from tokensmith import _core
+
+    with pytest.raises(InternalError, match="boom in the core") as info:
+        _core._panic_for_test("boom in the core")
+    assert info.value.panic == "boom in the core"
+    assert "report" in str(info.value)
+    # an Exception (PanicException is not), and not the bad-input family
+    assert isinstance(info.value, Exception)
+    assert not isinstance(info.value, TokenizerError)
+    # the process and the tokenizer go on working
+    assert trained.decode(trained.encode("still here")) == "still here"
+
+
+def _bindings(source: str) -> list[tuple[str, str]]:
+    """(name, body) of every function Python can call in the bindings' source: the
+    methods of each ``#[pymethods]`` block and each ``#[pyfunction]``."""
+    found: list[tuple[str, str]] = []
+    lines = source.split("\n")
+    in_methods = False
+    for i, line in enumerate(lines):
+        if line.startswith("#[pymethods]"):
+            in_methods = True
+        elif in_methods and line == "}":
+            in_methods = False
+        indent = "    " if in_methods else ""
+        head = re.match(rf"{indent}(?:unsafe )?fn (\w+)", line)
+        if head and (in_methods or lines[i - 1].startswith("#[pyfunction]")):
+            end = next(k for k in range(i + 1, len(lines)) if lines[k] == indent + "}")
+            found.append((head.group(1), "\n".join(lines[i:end])))
+    return found
+
+
+def test_every_binding_runs_inside_the_panic_boundary() -> None:
+    source = Path(__file__).resolve().parents[1] / "src" / "python.rs"
+    if not source.exists():
+        pytest.skip(f"{source} is not here (tests run outside the repository)")
+    bindings = _bindings(source.read_text(encoding="utf-8"))
+    assert len(bindings) > 40  # the parser found the bindings
+    # (the garbage collector's slots cannot fail and must not call into Python)
+    unguarded = [name for name, body in bindings
+                 if "guarded(" not in body and name not in ("__traverse__", "__clear__")]
+    assert unguarded == []
+
+
+_OUT_OF_ROOM = """
+import resource, sys
+import tokensmith as ts
+
+tok = ts.Tokenizer.from_str(sys.stdin.read())
+text = "ab " * 70_000_000  # 210 MB: its ids need 280 MB of room
+tok.encode("warm up the pools " * 20_000)
+size_kb = next(int(line.split()[1]) for line in open("/proc/self/status")
+               if line.startswith("VmSize:"))
+limit = (size_kb << 10) + (120 << 20)
+resource.setrlimit(resource.RLIMIT_AS, (limit, resource.getrlimit(resource.RLIMIT_AS)[1]))
+try:
+    tok.encode(text)
+    print("encoded")
+except MemoryError as e:
+    print("MemoryError:", e)
+print(tok.decode(tok.encode("after")))
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs Linux's /proc")
+def test_an_allocation_that_fails_is_a_memory_error(trained: ts.Tokenizer) -> None:
+    import subprocess
+    import sys
+
+    run = subprocess.run([sys.executable, "-c", _OUT_OF_ROOM], input=trained.to_str(),
+                         capture_output=True, text=True, timeout=300)
+    # (an abort, before: Rust's allocation failure handler ends the process)
+    assert run.returncode == 0, run.stderr[-2000:]
+    lines = run.stdout.splitlines()
+    assert lines[0].startswith("MemoryError: out of memory: the ids of the text needs")
+    assert lines[1] == "after"

@@ -32,6 +32,7 @@ __all__ = [
     "PruneError",
     "IncompatibleTokenizersError",
     "CompatibilityError",
+    "InternalError",
 ]
 
 
@@ -192,3 +193,20 @@ class IncompatibleTokenizersError(SurgeryError):
 
 class CompatibilityError(SurgeryError):
     """Raised by ``CompatibilityReport.raise_for_failures()``: an invariant is broken."""
+
+
+class InternalError(RuntimeError):
+    """A bug in tokensmith, not a problem with the input: the Rust core panicked.
+
+    Never raised for bad input (that is a :class:`TokenizerError`), so it is not one; it
+    replaces the ``PanicException`` a Rust panic would otherwise raise (a
+    ``BaseException`` that ``except Exception`` does not catch). ``panic`` is the core's
+    own message. The process is intact and other calls go on working.
+    """
+
+    def __init__(self, panic: str) -> None:
+        self.panic = panic
+        super().__init__(
+            f"tokensmith internal error (a bug, not a problem with your input): {panic}. "
+            "Please report it with the call and the input that caused it."
+        )

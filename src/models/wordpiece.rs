@@ -96,7 +96,7 @@ impl WordPiece {
                 vocab.len()
             )));
         }
-        let mut vocab_r: Vec<Option<Box<[u8]>>> = vec![None; max_id];
+        let mut vocab_r: Vec<Option<Box<[u8]>>> = crate::error::filled(None, max_id, "the id table")?;
         for (tok, id) in vocab {
             if let Some(prev) = &vocab_r[id as usize] {
                 return Err(Error::Format(format!(

@@ -493,7 +493,7 @@ impl Bpe {
         let mut map: FxHashMap<Vec<u8>, u32> = FxHashMap::default();
         map.reserve(vocab.len());
         let max_id = vocab.iter().map(|(_, id)| *id).max().map_or(0, |m| m as usize + 1);
-        let mut vocab_r: Vec<Option<Box<[u8]>>> = vec![None; max_id];
+        let mut vocab_r: Vec<Option<Box<[u8]>>> = crate::error::filled(None, max_id, "the id table")?;
         for (tok, id) in vocab {
             if let Some(prev) = &vocab_r[id as usize] {
                 return Err(Error::Format(format!(
