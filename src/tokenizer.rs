@@ -86,6 +86,13 @@ impl Tokenizer {
         for t in &added_tokens {
             crate::models::check_id("added_tokens", &t.content, t.id as u64, entries)?;
         }
+        for (token, id) in post_processor.iter().flat_map(|p| p.special_ids()) {
+            if model.id_to_bytes(id).is_none() && !added_tokens.iter().any(|t| t.id == id) {
+                return Err(Error::Format(format!(
+                    "post_processor: the special token {token:?} has id {id}, which is not in the vocabulary"
+                )));
+            }
+        }
         let added = AddedVocabulary::new(added_tokens, normalizer.as_ref())?;
         let trims_offsets = has_trim(post_processor.as_ref());
         let mut extra = Map::new();
@@ -118,7 +125,10 @@ impl Tokenizer {
         let decoder: Option<Decoder> = component(root, "decoder")?;
         let added: Vec<AddedToken> = component(root, "added_tokens")?.unwrap_or_default();
         let byte_level = pre_tokenizer.as_ref().is_some_and(|p| p.is_byte_level());
-        let model = ModelKind::from_json(model_v, byte_level, added.len())?;
+        let mut model = ModelKind::from_json(model_v, byte_level, added.len())?;
+        if let ModelKind::Unigram(m) = &mut model {
+            m.keep_written_scores(text);
+        }
         let mut t = Tokenizer::new(normalizer, pre_tokenizer, model, post_processor, decoder, added)?;
         for key in ["version", "truncation", "padding"] {
             if let Some(v) = root.get(key) {
@@ -266,10 +276,12 @@ impl Tokenizer {
         self.model.id_to_bytes(id).map(|b| self.model.token_string(b))
     }
 
-    /// The bytes a token stands for (byte-level tokens decoded to raw bytes).
+    /// The bytes a token stands for (byte-level tokens decoded to raw
+    /// bytes; an added token's text as `decode` gives it, normalized when
+    /// the token is matched on normalized text).
     pub fn id_to_bytes(&self, id: u32) -> Option<Vec<u8>> {
-        if let Some(t) = self.added.get(id) {
-            return Some(t.content.as_bytes().to_vec());
+        if let Some(t) = self.added.token_str(id) {
+            return Some(t.as_bytes().to_vec());
         }
         self.model.id_to_bytes(id).map(|b| b.to_vec())
     }
@@ -395,7 +407,7 @@ impl Tokenizer {
         // (on ordinary pages: see `huge_pages`)
         let mut ids = crate::huge_pages::plain(|| crate::error::with_room(text.len() / 3 + 4, "the ids of the text"))?;
         if self.templated(add_special_tokens) {
-            return self.encode_templated(text, allowed, permitted, ids);
+            return self.encode_templated(text, allowed, permitted, add_special_tokens, ids);
         }
         self.encode_append(text, allowed, permitted, add_special_tokens, &mut ids)?;
         Ok(ids)
@@ -413,10 +425,21 @@ impl Tokenizer {
         out: &mut Vec<u32>,
     ) -> Result<()> {
         if self.templated(add_special_tokens) {
-            let ids = self.encode_templated(text, allowed, permitted, Vec::new())?;
+            let ids = self.encode_templated(text, allowed, permitted, add_special_tokens, Vec::new())?;
             out.extend_from_slice(&ids);
             return Ok(());
         }
+        self.encode_plain(text, allowed, permitted, out)
+    }
+
+    /// `encode_append` without the post-processor.
+    fn encode_plain(
+        &self,
+        text: &str,
+        allowed: &Allowed,
+        permitted: Option<&Allowed>,
+        out: &mut Vec<u32>,
+    ) -> Result<()> {
         self.check_disallowed(text, permitted)?;
         let start = out.len();
         let done = if text.len() >= PARALLEL_MIN_BYTES && self.splits_at_lines() {
@@ -438,21 +461,25 @@ impl Tokenizer {
         done
     }
 
-    /// Whether the post-processor adds tokens around an encoding's ids.
+    /// Whether the post-processor changes an encoding's ids (see
+    /// `PostProcessor::rewrites_ids`).
     fn templated(&self, add_special_tokens: bool) -> bool {
-        add_special_tokens && self.post_processor.as_ref().is_some_and(|pp| pp.added_count(false) > 0)
+        self.post_processor
+            .as_ref()
+            .is_some_and(|pp| pp.rewrites_ids(add_special_tokens))
     }
 
-    /// `encode` where the post-processor adds tokens (`templated`), in
+    /// `encode` where the post-processor changes the ids (`templated`), in
     /// `ids` (empty).
     fn encode_templated(
         &self,
         text: &str,
         allowed: &Allowed,
         permitted: Option<&Allowed>,
+        add_special_tokens: bool,
         mut ids: Vec<u32>,
     ) -> Result<Vec<u32>> {
-        self.encode_append(text, allowed, permitted, false, &mut ids)?;
+        self.encode_plain(text, allowed, permitted, &mut ids)?;
         let Some(pp) = &self.post_processor else {
             return Ok(ids);
         };
@@ -464,7 +491,7 @@ impl Tokenizer {
             tokens: Vec::new(),
             ids,
         };
-        Ok(pp.process(e, None, true)?.0.ids)
+        Ok(pp.process(e, None, add_special_tokens)?.0.ids)
     }
 
     /// Whether the text can be cut after a newline between two non-space

@@ -74,6 +74,11 @@ pub struct Unigram {
     min_score: f64,
     byte_ids: [u32; 256],
     sp: Option<SpSemantics>,
+    /// Scores as the file wrote them, where they differ from `pieces`: a
+    /// `tokenizer.json` is parsed as `tokenizers` parses it (whose float
+    /// parsing can be one unit in the last place off, and whose ties the
+    /// encoder must break alike), and saved with the file's own values.
+    written: FxHashMap<u32, f64>,
 }
 
 /// One segment of a segmentation: start and end byte, id (`NONE`: unknown
@@ -218,6 +223,7 @@ impl Unigram {
             min_score,
             byte_ids: [NONE; 256],
             sp: None,
+            written: FxHashMap::default(),
         };
         m.index_bytes();
         Ok(m)
@@ -257,6 +263,7 @@ impl Unigram {
                 max_score,
             }),
             pieces: vocab,
+            written: FxHashMap::default(),
         };
         m.index_bytes();
         Ok(m)
@@ -649,7 +656,9 @@ impl Model for Unigram {
     }
 
     fn to_json(&self) -> Value {
-        let vocab: Vec<Value> = self.pieces.iter().map(|(p, s)| json!([p, s])).collect();
+        let vocab: Vec<Value> = (self.pieces.iter().enumerate())
+            .map(|(i, (p, s))| json!([p, self.written.get(&(i as u32)).unwrap_or(s)]))
+            .collect();
         let mut m = serde_json::Map::new();
         m.insert("type".into(), json!("Unigram"));
         m.insert("unk_id".into(), json!(self.unk_id));
@@ -702,6 +711,33 @@ impl Model for Unigram {
 }
 
 impl Unigram {
+    /// Keep the scores of `tokenizer.json` (its whole text) that parsing
+    /// rounded otherwise (see `written`): read again exactly, as text.
+    pub fn keep_written_scores(&mut self, json: &str) {
+        #[derive(serde::Deserialize)]
+        struct Doc<'a> {
+            #[serde(borrow)]
+            model: Scores<'a>,
+        }
+        #[derive(serde::Deserialize)]
+        struct Scores<'a> {
+            #[serde(borrow)]
+            vocab: Vec<(serde::de::IgnoredAny, &'a serde_json::value::RawValue)>,
+        }
+        // (the file has loaded, so this parse succeeds; if it does not, the
+        // scores are saved as parsed)
+        let Ok(doc) = serde_json::from_str::<Doc<'_>>(json) else {
+            return;
+        };
+        for (i, (_, raw)) in doc.model.vocab.iter().enumerate().take(self.pieces.len()) {
+            if let Ok(exact) = raw.get().trim().parse::<f64>() {
+                if exact != self.pieces[i].1 {
+                    self.written.insert(i as u32, exact);
+                }
+            }
+        }
+    }
+
     /// The `"model"` section of `tokenizer.json`.
     pub fn from_json(model: &Value) -> Result<Self> {
         let obj = model

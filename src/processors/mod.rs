@@ -106,6 +106,14 @@ impl PostProcessor {
                 pair,
                 special_tokens,
             } => {
+                if single
+                    .iter()
+                    .any(|p| matches!(p, TemplatePiece::Sequence { id: Seq::B, .. }))
+                {
+                    return Err(Error::Format(
+                        "post_processor.single: the template uses $B, which a single sequence does not have".into(),
+                    ));
+                }
                 for p in single.iter().chain(pair) {
                     if let TemplatePiece::SpecialToken { id, .. } = p {
                         if !special_tokens.contains_key(id) {
@@ -120,6 +128,42 @@ impl PostProcessor {
             PostProcessor::Sequence { processors } => processors.iter().try_for_each(|p| p.validate()),
             PostProcessor::ByteLevel { .. } => Ok(()),
             PostProcessor::BertProcessing(_) | PostProcessor::RobertaProcessing(_) => Ok(()),
+        }
+    }
+
+    /// Whether the post-processor changes the ids of a single text: it
+    /// adds special tokens (when `add`), or its template repeats or drops
+    /// the text (a template applies with `add` false too, as in
+    /// `tokenizers`; only its special tokens are left out).
+    pub fn rewrites_ids(&self, add: bool) -> bool {
+        match self {
+            PostProcessor::TemplateProcessing { single, .. } => {
+                let mut texts = single.iter().filter(|p| matches!(p, TemplatePiece::Sequence { .. }));
+                let once = texts.next().is_some() && texts.next().is_none();
+                !once || (add && self.added_count(false) > 0)
+            }
+            PostProcessor::Sequence { processors } => processors.iter().any(|p| p.rewrites_ids(add)),
+            PostProcessor::ByteLevel { .. } => false,
+            PostProcessor::BertProcessing(_) | PostProcessor::RobertaProcessing(_) => add,
+        }
+    }
+
+    /// (token, id) of every special token the post-processor can add.
+    pub fn special_ids(&self) -> Vec<(String, u32)> {
+        match self {
+            PostProcessor::TemplateProcessing { special_tokens, .. } => special_tokens
+                .values()
+                .flat_map(|d| {
+                    d.ids
+                        .iter()
+                        .enumerate()
+                        .map(|(k, &id)| (d.tokens.get(k).unwrap_or(&d.id).clone(), id))
+                })
+                .collect(),
+            PostProcessor::Sequence { processors } => processors.iter().flat_map(|p| p.special_ids()).collect(),
+            PostProcessor::ByteLevel { .. } => Vec::new(),
+            PostProcessor::BertProcessing(p) => vec![p.cls.clone(), p.sep.clone()],
+            PostProcessor::RobertaProcessing(p) => vec![p.cls.clone(), p.sep.clone()],
         }
     }
 
@@ -191,32 +235,57 @@ impl PostProcess for PostProcessor {
                 pair,
                 special_tokens,
             } => {
-                if !add {
-                    return Ok((a, b));
-                }
                 let template = if b.is_some() { pair } else { single };
-                let mut out = Encoding::default();
-                let (mut a, mut b) = (Some(a), b);
-                for piece in template {
-                    match piece {
-                        TemplatePiece::SpecialToken { id, type_id } => {
-                            if let Some(def) = special_tokens.get(id) {
-                                for (k, &i) in def.ids.iter().enumerate() {
-                                    out.push_special(i, *type_id, def.tokens.get(k).map_or("", |t| t.as_str()));
-                                }
-                            }
-                        }
-                        TemplatePiece::Sequence { id, type_id } => {
-                            let src = if *id == Seq::A { a.take() } else { b.take() };
-                            if let Some(mut e) = src {
-                                e.set_type(*type_id);
-                                out.append(e);
-                            }
-                        }
-                    }
-                }
-                Ok((out, None))
+                Ok((apply_template(template, special_tokens, a, b, add), None))
             }
         }
     }
+}
+
+/// `template` filled in as `tokenizers` does: each `$A`/`$B` is that text
+/// (again, where the template repeats it) with the piece's type id, each
+/// special token its ids when `add` (left out otherwise); a text the
+/// template does not use is dropped.
+fn apply_template(
+    template: &[TemplatePiece],
+    special_tokens: &BTreeMap<String, SpecialTokenDef>,
+    a: Encoding,
+    b: Option<Encoding>,
+    add: bool,
+) -> Encoding {
+    let uses = |seq: Seq| {
+        template
+            .iter()
+            .filter(|p| matches!(p, TemplatePiece::Sequence { id, .. } if *id == seq))
+            .count()
+    };
+    let mut left = [uses(Seq::A), uses(Seq::B)];
+    let mut texts = [Some(a), b];
+    let mut out = Encoding::default();
+    for piece in template {
+        match piece {
+            TemplatePiece::SpecialToken { id, type_id } => {
+                if let (true, Some(def)) = (add, special_tokens.get(id)) {
+                    for (k, &i) in def.ids.iter().enumerate() {
+                        out.push_special(i, *type_id, def.tokens.get(k).map_or("", |t| t.as_str()));
+                    }
+                }
+            }
+            TemplatePiece::Sequence { id, type_id } => {
+                let k = (*id == Seq::B) as usize;
+                left[k] -= 1;
+                // (the last use takes the text, an earlier one copies it)
+                let text = if left[k] == 0 {
+                    texts[k].take()
+                } else {
+                    texts[k].clone()
+                };
+                if let Some(mut e) = text {
+                    e.set_type(*type_id);
+                    out.append(e);
+                }
+            }
+        }
+    }
+    out
 }

@@ -13,7 +13,7 @@ pub(crate) use table::prefetch;
 pub mod tiktoken;
 
 use crate::models::Model;
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::sync::RwLock;
 use table::{PieceTable, Slot, SLOT_IDS};
 
@@ -40,6 +40,22 @@ fn run_unit(piece: &[u8]) -> Option<usize> {
     (piece.len().is_multiple_of(unit) && piece[unit..] == piece[..piece.len() - unit]).then_some(unit)
 }
 
+/// What a `tokenizer.json` may spell in more than one way, as the file
+/// that was read spelled it, so that saving an unchanged model writes the
+/// same bytes.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct JsonForm {
+    /// merges as `["a", "b"]` (the current format), not `"a b"`
+    pub merges_as_pairs: bool,
+    /// `""` rather than `null` for no prefix / no suffix
+    pub empty_prefix: bool,
+    pub empty_suffix: bool,
+    /// Tokens of a byte-level vocabulary written as plain text (not in the
+    /// byte-level alphabet, such as DeepSeek's `<｜begin▁of▁sentence｜>`):
+    /// their string is their text, as in `tokenizers`.
+    pub raw_tokens: FxHashSet<Box<[u8]>>,
+}
+
 pub struct Bpe {
     pub(crate) vocab: FxHashMap<Vec<u8>, u32>,
     pub(crate) vocab_r: Vec<Option<Box<[u8]>>>,
@@ -55,6 +71,9 @@ pub struct Bpe {
     pub continuing_subword_prefix: Option<String>,
     pub end_of_word_suffix: Option<String>,
     pub dropout: Option<f32>,
+    /// How the `tokenizer.json` this model was read from spelled it (see
+    /// `JsonForm`); the default for a model made here.
+    pub(crate) json_form: JsonForm,
     byte_ids: [u32; 256],
     /// Every byte is a token (`byte_ids` has no `NONE`).
     all_bytes: bool,
@@ -606,6 +625,7 @@ impl Bpe {
             continuing_subword_prefix: opts.continuing_subword_prefix,
             end_of_word_suffix: opts.end_of_word_suffix,
             dropout: opts.dropout,
+            json_form: JsonForm::default(),
             all_bytes: !byte_ids.contains(&NONE),
             byte_ids,
             fallback_ids,
@@ -1925,7 +1945,7 @@ impl Model for Bpe {
     }
 
     fn token_string(&self, bytes: &[u8]) -> String {
-        if self.byte_level {
+        if self.byte_level && !self.json_form.raw_tokens.contains(bytes) {
             crate::bytelevel::bytes_to_string(bytes)
         } else {
             String::from_utf8_lossy(bytes).into_owned()

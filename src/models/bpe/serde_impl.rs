@@ -1,6 +1,6 @@
 //! The `"model": {"type": "BPE", ...}` section of `tokenizer.json`.
 
-use super::{Bpe, BpeOptions};
+use super::{Bpe, BpeOptions, JsonForm};
 use crate::bytelevel;
 use crate::error::{Error, Result};
 use crate::models::Model;
@@ -46,6 +46,7 @@ impl Bpe {
             .ok_or_else(|| Error::Format("model.vocab: missing".into()))?
             .as_object()
             .ok_or_else(|| Error::Format("model.vocab: expected an object of token -> id".into()))?;
+        let mut form = JsonForm::default();
         let mut v = Vec::with_capacity(vocab.len());
         for (tok, id) in vocab {
             let id = id.as_u64().filter(|&i| i < u32::MAX as u64).ok_or_else(|| {
@@ -53,13 +54,18 @@ impl Bpe {
                     "model.vocab[{tok:?}]: expected a non-negative integer id, found {id}"
                 ))
             })?;
-            v.push((token_bytes(tok, byte_level), id as u32));
+            let bytes = token_bytes(tok, byte_level);
+            if byte_level && bytelevel::string_to_bytes(tok).is_none() {
+                form.raw_tokens.insert(bytes.clone().into_boxed_slice());
+            }
+            v.push((bytes, id as u32));
         }
         let merges_v = match obj.get("merges") {
             None | Some(Value::Null) => Vec::new(),
             Some(Value::Array(a)) => a.clone(),
             Some(_) => return Err(Error::Format("model.merges: expected a list".into())),
         };
+        form.merges_as_pairs = merges_v.first().is_some_and(|m| m.is_array());
         let mut merges = Vec::with_capacity(merges_v.len());
         for (i, m) in merges_v.iter().enumerate() {
             let (a, b) = match m {
@@ -113,7 +119,11 @@ impl Bpe {
             let token = String::from_utf8_lossy(tok);
             crate::models::check_id("model.vocab", &token, *id as u64, v.len() + added)?;
         }
-        Bpe::new(v, &merges, opts)
+        form.empty_prefix = opts.continuing_subword_prefix.as_deref() == Some("");
+        form.empty_suffix = opts.end_of_word_suffix.as_deref() == Some("");
+        let mut bpe = Bpe::new(v, &merges, opts)?;
+        bpe.json_form = form;
+        Ok(bpe)
     }
 
     pub fn to_json(&self) -> Value {
@@ -123,7 +133,8 @@ impl Bpe {
         }
         let pairs = self.merges_in_order();
         let tok = |id: u32| self.id_to_string(id);
-        let any_space = pairs.iter().any(|&(a, b)| tok(a).contains(' ') || tok(b).contains(' '));
+        let any_space =
+            self.json_form.merges_as_pairs || pairs.iter().any(|&(a, b)| tok(a).contains(' ') || tok(b).contains(' '));
         let merges: Vec<Value> = pairs
             .iter()
             .map(|&(a, b)| {
@@ -138,8 +149,8 @@ impl Bpe {
             "type": "BPE",
             "dropout": self.dropout,
             "unk_token": self.unk_token,
-            "continuing_subword_prefix": self.continuing_subword_prefix,
-            "end_of_word_suffix": self.end_of_word_suffix,
+            "continuing_subword_prefix": self.continuing_subword_prefix.as_deref().or(self.json_form.empty_prefix.then_some("")),
+            "end_of_word_suffix": self.end_of_word_suffix.as_deref().or(self.json_form.empty_suffix.then_some("")),
             "fuse_unk": self.fuse_unk,
             "byte_fallback": self.byte_fallback,
             "ignore_merges": self.ignore_merges,
