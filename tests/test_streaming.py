@@ -184,3 +184,119 @@ def test_byte_fallback_metaspace(name) -> None:
     assert None not in byte_ids
     assert streamed(tok, byte_ids) == ["", "", "", "😀", ""]
     assert "".join(streamed(tok, byte_ids[:2])) == tok.decode(byte_ids[:2])
+
+
+# ------------------------------------------------- SentencePiece decoder, byte fallback
+SP_TEXTS = [
+    "the quick brown fox jumps over the lazy dog naïve café 分词 😀 x y z",
+    "lower lowest newer newest wider widest it's they're  two  spaces\n",
+] * 10
+
+
+@pytest.fixture(scope="module", params=["unigram", "sentencepiece-bpe"])
+def sp_model(request) -> ts.Tokenizer:
+    """A SentencePiece-style tokenizer (SentencePiece decoder: control tokens <s> </s>
+    that decode to nothing, the dummy-prefix space dropped at the start of the text,
+    byte fallback)."""
+    return ts.train(
+        texts=SP_TEXTS, model=request.param, vocab_size=350, byte_fallback=True,
+        remove_extra_whitespaces=False, hard_vocab_limit=False,
+    )
+
+
+def _sp_ids(tok: ts.Tokenizer, *parts: str | list[int]) -> list[int]:
+    """Ids of pieces (``"▁"``, ``"<s>"``, ``"<0xEF>"`` …) and lists of ids."""
+    ids: list[int] = []
+    for part in parts:
+        if isinstance(part, list):
+            ids += part
+        else:
+            i = tok.token_to_id(part)
+            assert i is not None, part
+            ids.append(i)
+    return ids
+
+
+def test_space_after_a_control_token(sp_model) -> None:
+    """The SentencePiece decoder drops the space of the first piece only while the
+    text is empty (control tokens decode to nothing): after <s> in the middle of the
+    text the space stays, as decode() keeps it."""
+    tok = sp_model
+    assert not tok.decode_stream().byte_level
+    ids = tok.encode("y<s>z", allowed_special="all")
+    assert tok.special_tokens["<s>"] in ids
+    pieces = streamed(tok, ids)
+    assert "".join(pieces) == tok.decode(ids) == "y z"
+    assert "".join(streamed(tok, ids, True)) == tok.decode(ids, skip_special_tokens=True)
+    y, z = tok.encode("y"), tok.encode("z")  # "▁" "y", "▁" "z"
+    cases = [
+        ["<s>", y, "</s>", "<s>", z],
+        ["▁", "<s>", z],  # the dummy prefix, dropped; after it "▁z" keeps its space
+        ["<s>", "</s>", "<s>", y],  # still the start of the text: no space
+        [y, *["<s>", "</s>"] * 100, z],  # far from the text before
+        [*["<s>"] * 40, "▁", *["</s>"] * 40, z],
+        ["▁"] * 100 + [z],
+        ["<s>", "▁", "<s>"] * 50 + [z],
+    ]
+    for parts in cases:
+        ids = _sp_ids(tok, *parts)
+        for skip in (False, True):
+            assert "".join(streamed(tok, ids, skip)) == tok.decode(
+                ids, skip_special_tokens=skip
+            ), (parts[:6], skip)
+
+
+def test_real_replacement_characters_in_byte_pieces(sp_model) -> None:
+    """U+FFFD in the text is a character like any other: its three byte pieces
+    (EF BF BD) give it as soon as the last one arrives, and however many there are,
+    the character after them is never cut."""
+    tok = sp_model
+    fffd = _sp_ids(tok, "<0xEF>", "<0xBF>", "<0xBD>")
+    assert tok.decode(fffd) == "\ufffd"
+    assert streamed(tok, fffd) == ["", "", "\ufffd", ""]
+    bom = _sp_ids(tok, "<0xEF>", "<0xBB>", "<0xBF>")
+    emoji = _sp_ids(tok, *[f"<0x{b:02X}>" for b in "😀".encode()])
+    for n in (1, 10, 11, 40):
+        for tail in (bom, emoji, bom[:2], emoji[:3]):
+            ids = fffd * n + tail
+            assert "".join(streamed(tok, ids)) == tok.decode(ids), (n, tail)
+    ids = fffd * 10 + bom
+    assert tok.decode(ids) == "\ufffd" * 10 + "\ufeff"
+    pieces = streamed(tok, ids)
+    assert pieces == ["", "", "\ufffd"] * 10 + ["", "", "\ufeff", ""]
+    # the same through encode(): byte fallback for characters not in the vocabulary
+    text = "\ufffd" * 12 + "\ufeff x \ufffd😀\ufffd"
+    ids = tok.encode(text)
+    assert tok.decode(ids) == text
+    assert "".join(streamed(tok, ids)) == text
+    # an invalid byte is final at once; a cut character comes out as decode() gives it
+    bad = _sp_ids(tok, "<0xFF>")
+    assert streamed(tok, bad + emoji) == ["\ufffd", "", "", "", "😀", ""]
+    ids = emoji[:2] + bad + emoji
+    assert "".join(streamed(tok, ids)) == tok.decode(ids) == "\ufffd" * 3 + "😀"
+
+
+@SETTINGS
+@given(data=st.data())
+def test_sentencepiece_any_ids_match_decode(sp_model, data) -> None:
+    """Any ids, in particular control tokens, spaces and byte pieces (real U+FFFD,
+    cut and invalid characters) in any order: the stream gives decode()'s text."""
+    tok = sp_model
+    pieces = ["▁", "<s>", "</s>", "<unk>"] + [f"<0x{b:02X}>" for b in (
+        0x20, 0x41, 0x80, 0x96, 0x9F, 0xA9, 0xBB, 0xBD, 0xBF, 0xC3, 0xE2, 0xEF, 0xF0, 0xFF)]
+    chosen = st.one_of(
+        st.sampled_from([tok.token_to_id(p) for p in pieces]),
+        st.integers(0, tok.vocab_size - 1),
+    )
+    ids = data.draw(st.lists(chosen, max_size=60))
+    for skip in (False, True):
+        assert "".join(streamed(tok, ids, skip)) == tok.decode(ids, skip_special_tokens=skip)
+
+
+@SETTINGS
+@given(text=TEXTS)
+def test_sentencepiece_text_round_trip(sp_model, text) -> None:
+    ids = sp_model.encode(f"<s>{text}</s><s> {text}", allowed_special="all")
+    for skip in (False, True):
+        pieces = streamed(sp_model, ids, skip)
+        assert "".join(pieces) == sp_model.decode(ids, skip_special_tokens=skip)
