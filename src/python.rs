@@ -795,9 +795,15 @@ impl WordCounter_ {
                 serde_json::from_value(comps.get("pre_tokenizer").cloned().unwrap_or_default())
                     .map_err(|e| err(Error::Format(format!("pre_tokenizer: {e}"))))?;
             let by_lines = comps.get("lines").and_then(|v| v.as_bool()).unwrap_or(false);
+            // where SentencePiece's sentences may be cut ("before"/"after" a space)
+            let space_cut = match comps.get("space_cut").and_then(|v| v.as_str()) {
+                Some("before") => Some(true),
+                Some("after") => Some(false),
+                _ => None,
+            };
             Ok(WordCounter_ {
                 inner: if by_lines {
-                    WordCounter::by_lines(normalizer, pre)
+                    WordCounter::by_lines(normalizer, pre, space_cut)
                 } else {
                     WordCounter::new(normalizer, pre)
                 },

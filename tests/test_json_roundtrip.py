@@ -24,7 +24,7 @@ SCORES = [-2.0122928619384766, -3.9598512649536133, -13.769815444946289, -0.1, -
 
 def _unigram_json() -> str:
     pieces = [["<unk>", 0.0], ["\u2581", -1.5]]
-    pieces += [[c, s] for c, s in zip("abcde", SCORES)]
+    pieces += [[c, s] for c, s in zip("abcde", SCORES, strict=True)]
     pieces += [["ab", -2.0122928619384766], ["\u2581ab", -9.25]]
     spec = {
         "version": "1.0", "truncation": None, "padding": None, "added_tokens": [],

@@ -463,3 +463,71 @@ def test_an_allocation_that_fails_is_a_memory_error(trained: ts.Tokenizer) -> No
     lines = run.stdout.splitlines()
     assert lines[0].startswith("MemoryError: out of memory: the ids of the text needs")
     assert lines[1] == "after"
+
+
+# ------------------------------------------------- (7) long lines, every trainer
+def _long_line(n_bytes: int) -> str:
+    words = make_text(7, 4000).split()
+    out, size, k = [], 0, 0
+    while size < n_bytes:
+        w = words[k % len(words)] + str(k % 97)
+        out.append(w)
+        size += len(w) + 1
+        k += 1
+    return " ".join(out)
+
+
+def _counts(components: dict[str, object], text: str) -> dict[bytes, int]:
+    from tokensmith.corpus import count_corpus
+
+    counter = count_corpus(components, None, [text], "strict")
+    return dict(counter.most_common(10**9))
+
+
+SP_CASES = {  # (add_dummy_prefix, remove_extra_whitespaces, suffix): the words of a line
+    (True, True, False): lambda ws: ["\u2581" + w for w in ws],
+    (False, False, False): lambda ws: ws[:1] + ["\u2581" + w for w in ws[1:]],
+    (False, False, True): lambda ws: [w + "\u2581" for w in ws[:-1]] + ws[-1:],
+    (True, True, True): lambda ws: [w + "\u2581" for w in ws],
+}
+
+
+@pytest.mark.parametrize("case", SP_CASES, ids=str)
+def test_sentencepiece_long_line_is_counted_in_parts_with_the_same_words(
+        case: tuple[bool, bool, bool]) -> None:
+    from collections import Counter
+
+    from tokensmith import _train_sentencepiece as sp
+
+    prefix, remove, suffix = case
+    line = _long_line(3 << 20)  # a line of 3 MB: counted in parts of about 256 KB
+    normalizer = {"type": "SentencePiece", "precompiled_charsmap": None,
+                  "add_dummy_prefix": prefix, "remove_extra_whitespaces": remove,
+                  "escape_whitespaces": True, "treat_whitespace_as_suffix": suffix}
+    pre = {"type": "Split", "pattern": {"String": "\u2581"}, "invert": False,
+           "behavior": "MergedWithPrevious" if suffix else "MergedWithNext"}
+    cut = sp._space_cut(prefix, remove, suffix)
+    assert cut is not None
+    got = _counts({"normalizer": normalizer, "pre_tokenizer": pre, "lines": True,
+                   "space_cut": cut}, line)
+    want = Counter(w.encode() for w in SP_CASES[case](line.split(" ")))
+    assert got == dict(want)
+
+
+def test_sentencepiece_rules_that_would_change_words_are_not_cut() -> None:
+    from tokensmith import _train_sentencepiece as sp
+
+    assert sp._space_cut(True, False, False) is None
+    assert sp._space_cut(False, True, True) is None
+
+
+@pytest.mark.parametrize("pre", ["BertPreTokenizer", "WhitespaceSplit"])
+def test_bert_style_long_line_is_counted_in_parts_with_the_same_words(pre: str) -> None:
+    line = _long_line(2 << 20)
+    normalizer = {"type": "BertNormalizer", "clean_text": True, "handle_chinese_chars": True,
+                  "strip_accents": None, "lowercase": True}
+    components = {"normalizer": normalizer, "pre_tokenizer": {"type": pre}}
+    got = _counts(components, line)
+    # (the same words a line each: cut only where lines end, as before)
+    assert got == _counts(components, line.replace(" ", "\n"))
+    assert sum(got.values()) > len(line.split(" "))  # punctuation is split off too

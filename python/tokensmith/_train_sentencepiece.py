@@ -60,8 +60,28 @@ def _count(
         "behavior": "MergedWithPrevious" if treat_whitespace_as_suffix else "MergedWithNext",
         "invert": False,
     }
-    return count_corpus({"normalizer": normalizer, "pre_tokenizer": pre, "lines": True},
-                        files, texts, errors, verbose=verbose, out=out, what="words")
+    components = {"normalizer": normalizer, "pre_tokenizer": pre, "lines": True,
+                  "space_cut": _space_cut(add_dummy_prefix, remove_extra_whitespaces,
+                                          treat_whitespace_as_suffix)}
+    return count_corpus(components, files, texts, errors, verbose=verbose, out=out,
+                        what="words")
+
+
+def _space_cut(add_dummy_prefix: bool, remove_extra_whitespaces: bool,
+               treat_whitespace_as_suffix: bool) -> str | None:
+    """Where a long line may be cut at a lone space so that each part, normalized as a
+    sentence of its own, gives the words the whole line gives: ``"before"`` or
+    ``"after"`` the space, or ``None`` (nowhere).
+
+    With both whitespace rules on, a part's leading space is dropped and the dummy
+    prefix (or suffix) puts the ``▁`` back; with both off, the space stays with the word
+    it belongs to (the next one, or the one before in suffix mode). One rule without
+    the other would lose or double a ``▁`` at the cut."""
+    if add_dummy_prefix and remove_extra_whitespaces:
+        return "before"
+    if not add_dummy_prefix and not remove_extra_whitespaces:
+        return "after" if treat_whitespace_as_suffix else "before"
+    return None
 
 
 def _check_common(vocab_size: Any, character_coverage: float, max_piece_length: int,

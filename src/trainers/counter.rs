@@ -20,8 +20,8 @@ pub struct WordCounter {
     normalizer: Option<Normalizer>,
     pre_tokenizer: Option<PreTokenizer>,
     rule: CutRule,
-    /// Long lines may be cut between words (see [`word_cut_point`]).
-    word_cuts: bool,
+    /// Where a long line may be cut between words.
+    word_cuts: WordCut,
     /// Each line is a text of its own (SentencePiece reads sentences, one per line).
     lines: bool,
     pub counts: FxHashMap<Vec<u8>, u64>,
@@ -32,6 +32,56 @@ const BLOCK: usize = 8 << 20;
 const SUB_BLOCK: usize = 256 << 10;
 /// A block is cut on a character boundary only past this size (a line longer than this).
 const MAX_BLOCK: usize = 64 << 20;
+
+/// Where a line too long to count whole may be cut without changing any
+/// piece (the pipelines not listed have no such place: their lines are cut
+/// on a character boundary past `MAX_BLOCK`, and counted whole below it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WordCut {
+    Never,
+    /// Before a space between two letters: the GPT-2, GPT-4 and GPT-4o
+    /// patterns without a normalizer (see [`word_cut_point`]).
+    Letters,
+    /// Before (`true`) or after a U+0020 between two other characters
+    /// that are not spaces: pre-tokenizers that split at every space
+    /// (`BertPreTokenizer`, `Whitespace`, `WhitespaceSplit`) behind
+    /// character-local normalizers; and SentencePiece's sentences, whose
+    /// trainer says which side keeps every word as it is (see `space_cut`).
+    Space(bool),
+}
+
+/// `WordCut::Space(true)` for a pipeline that splits at every space behind
+/// a normalizer that changes characters one by one.
+fn splits_at_spaces(normalizer: Option<&Normalizer>, pre: Option<&PreTokenizer>) -> bool {
+    fn local(n: &Normalizer) -> bool {
+        match n {
+            Normalizer::BertNormalizer(_) | Normalizer::Lowercase | Normalizer::StripAccents => true,
+            Normalizer::NFC | Normalizer::NFD | Normalizer::NFKC | Normalizer::NFKD => true,
+            Normalizer::Sequence { normalizers } => normalizers.iter().all(local),
+            _ => false,
+        }
+    }
+    normalizer.is_none_or(local)
+        && matches!(
+            pre,
+            Some(PreTokenizer::BertPreTokenizer | PreTokenizer::Whitespace | PreTokenizer::WhitespaceSplit)
+        )
+}
+
+/// A cut at a lone U+0020 (no space on either side, no line break after
+/// it), before it when `before`, else after it: the last at or before
+/// `limit`, else the first after it.
+pub(crate) fn space_cut_point(buf: &[u8], limit: usize, before: bool) -> Option<usize> {
+    let limit = limit.min(buf.len());
+    let plain = |b: u8| !matches!(b, b' ' | b'\n' | b'\r');
+    let lone = |i: usize| i > 0 && i + 1 < buf.len() && buf[i] == b' ' && plain(buf[i - 1]) && plain(buf[i + 1]);
+    let at = |i: usize| if before { i } else { i + 1 };
+    (1..limit)
+        .rev()
+        .find(|&i| lone(i))
+        .or_else(|| (limit..buf.len()).find(|&i| lone(i)))
+        .map(at)
+}
 
 /// Where a text may be cut without changing any pre-tokenizer piece.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -158,11 +208,18 @@ fn is_safe_cut(buf: &[u8], i: usize, rule: CutRule) -> bool {
 
 impl WordCounter {
     pub fn new(normalizer: Option<Normalizer>, pre_tokenizer: Option<PreTokenizer>) -> Self {
-        let word_cuts = normalizer.is_none()
+        let letters = normalizer.is_none()
             && pre_tokenizer
                 .as_ref()
                 .and_then(|p| p.split_regex())
                 .is_some_and(|r| crate::pattern::is_line_safe(&r));
+        let word_cuts = if letters {
+            WordCut::Letters
+        } else if splits_at_spaces(normalizer.as_ref(), pre_tokenizer.as_ref()) {
+            WordCut::Space(true)
+        } else {
+            WordCut::Never
+        };
         WordCounter {
             rule: cut_rule(pre_tokenizer.as_ref()),
             word_cuts,
@@ -176,16 +233,49 @@ impl WordCounter {
 
     /// A counter that treats every line as a text of its own (a trailing
     /// `\r` is dropped), as SentencePiece's trainers read their input.
-    pub fn by_lines(normalizer: Option<Normalizer>, pre_tokenizer: Option<PreTokenizer>) -> Self {
+    /// `space_cut`: where a long line may be cut at a space (see
+    /// `WordCut::Space`), as the caller's normalizer allows; `None`: nowhere.
+    pub fn by_lines(
+        normalizer: Option<Normalizer>,
+        pre_tokenizer: Option<PreTokenizer>,
+        space_cut: Option<bool>,
+    ) -> Self {
         WordCounter {
             rule: CutRule::Line,
             lines: true,
-            word_cuts: false,
+            word_cuts: space_cut.map_or(WordCut::Never, WordCut::Space),
             ..WordCounter::new(normalizer, pre_tokenizer)
         }
     }
 
     fn count_text(&self, text: &str, local: &mut FxHashMap<Vec<u8>, u64>) -> Result<()> {
+        if text.len() > SUB_BLOCK {
+            // (a long text in parts: the memory of normalizing and splitting
+            // follows the part, not the text)
+            let mut rest = text;
+            while !rest.is_empty() {
+                let cut = self.part_end(rest);
+                self.count_lines(&rest[..cut], local)?;
+                rest = &rest[cut..];
+            }
+            return Ok(());
+        }
+        self.count_lines(text, local)
+    }
+
+    /// Where the first part of a long text ends: a safe cut near
+    /// `SUB_BLOCK`, else the whole text.
+    fn part_end(&self, text: &str) -> usize {
+        let bytes = text.as_bytes();
+        if bytes.len() <= SUB_BLOCK {
+            return bytes.len();
+        }
+        cut_point(bytes, SUB_BLOCK, self.rule)
+            .or_else(|| self.word_cut(bytes, SUB_BLOCK))
+            .unwrap_or(bytes.len())
+    }
+
+    fn count_lines(&self, text: &str, local: &mut FxHashMap<Vec<u8>, u64>) -> Result<()> {
         if self.lines {
             for line in text.split('\n') {
                 let line = line.strip_suffix('\r').unwrap_or(line);
@@ -253,26 +343,18 @@ impl WordCounter {
 
     /// A cut between words near `limit`, for a line too long to count whole.
     fn word_cut(&self, buf: &[u8], limit: usize) -> Option<usize> {
-        if self.word_cuts {
-            word_cut_point(buf, limit)
-        } else {
-            None
+        match self.word_cuts {
+            WordCut::Never => None,
+            WordCut::Letters => word_cut_point(buf, limit),
+            WordCut::Space(before) => space_cut_point(buf, limit, before),
         }
     }
 
     fn feed_block(&mut self, text: &str) -> Result<()> {
         let mut parts = Vec::new();
-        let bytes = text.as_bytes();
         let mut start = 0;
-        while start < bytes.len() {
-            let rest = &bytes[start..];
-            let cut = if rest.len() <= SUB_BLOCK {
-                rest.len()
-            } else {
-                cut_point(rest, SUB_BLOCK, self.rule)
-                    .or_else(|| self.word_cut(rest, SUB_BLOCK))
-                    .unwrap_or(rest.len())
-            };
+        while start < text.len() {
+            let cut = self.part_end(&text[start..]);
             parts.push(&text[start..start + cut]);
             start += cut;
         }

@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+"""Benchmark: memory of training on a corpus that is one long line.
+
+The same bytes are written twice: as one line (every newline of the source turned into
+a space) and as the source's own lines. Each trainer of tokensmith, and Hugging Face
+``tokenizers``' trainer of the same family, trains on both in a fresh process of its
+own; the table gives peak memory (``ru_maxrss``) and time, and the ratio of one line to
+many. tokensmith cuts long lines at places where no piece changes (README,
+"Reliability"), so its memory should not follow line length. ``tokenizers`` reads a
+whole line at a time. Run it from anywhere::
+
+    python benchmarks/long_lines.py                 # 100 MB, every family
+    python benchmarks/long_lines.py --mb 200 --families unigram
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_CORPUS = REPO_ROOT.parent / "shared" / "corpus" / "en.txt"
+FAMILIES = ("bpe", "wordpiece", "unigram", "sentencepiece-bpe")
+PEER = {"bpe": "BpeTrainer", "wordpiece": "WordPieceTrainer", "unigram": "UnigramTrainer"}
+
+
+def _worker(spec: dict[str, object]) -> None:
+    path, family, library = str(spec["path"]), str(spec["family"]), spec["library"]
+    size = int(spec["vocab_size"])  # type: ignore[call-overload]
+    t0 = time.perf_counter()
+    if library == "tokensmith":
+        import tokensmith as ts
+
+        ts.train([path], model=family, vocab_size=size)  # type: ignore[arg-type]
+    else:
+        from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+
+        model = {"bpe": models.BPE(), "wordpiece": models.WordPiece(unk_token="[UNK]"),
+                 "unigram": models.Unigram()}[family]
+        tok = Tokenizer(model)
+        tok.pre_tokenizer = (pre_tokenizers.ByteLevel() if family == "bpe"
+                             else pre_tokenizers.Metaspace() if family == "unigram"
+                             else pre_tokenizers.BertPreTokenizer())
+        trainer = getattr(trainers, PEER[family])(vocab_size=size, show_progress=False)
+        tok.train([path], trainer)
+    seconds = time.perf_counter() - t0
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    print(json.dumps({"seconds": seconds, "peak": peak}))
+
+
+def _run(spec: dict[str, object]) -> dict[str, float]:
+    out = subprocess.run([sys.executable, __file__, "--worker", json.dumps(spec)],
+                         capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _files(folder: Path, corpus: Path, n_bytes: int) -> tuple[Path, Path]:
+    data = corpus.read_bytes()
+    text = (data * (n_bytes // max(len(data), 1) + 1))[:n_bytes].decode("utf-8", "ignore")
+    many = folder / "lines.txt"
+    many.write_text(text, encoding="utf-8")
+    one = folder / "one-line.txt"
+    one.write_text(text.replace("\r", " ").replace("\n", " "), encoding="utf-8")
+    return one, many
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--worker", help=argparse.SUPPRESS)
+    parser.add_argument("--mb", type=int, default=100, help="corpus size (default 100 MB)")
+    parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
+    parser.add_argument("--families", nargs="*", default=list(FAMILIES), choices=FAMILIES)
+    parser.add_argument("--vocab-size", type=int, default=8000)
+    parser.add_argument("--no-peer", action="store_true", help="tokensmith only")
+    args = parser.parse_args()
+    if args.worker:
+        _worker(json.loads(args.worker))
+        return
+    print(f"corpus: {args.corpus.name} repeated to {args.mb} MB; vocab {args.vocab_size}")
+    print(f"{'family':<18} {'library':<11} {'one line':>18} {'lines':>18} {'memory ratio':>13}")
+    with tempfile.TemporaryDirectory() as tmp:
+        one, many = _files(Path(tmp), args.corpus, args.mb << 20)
+        for family in args.families:
+            libraries = ["tokensmith"] + ([] if args.no_peer or family not in PEER
+                                          else ["tokenizers"])
+            for library in libraries:
+                res = {}
+                for name, path in (("one", one), ("many", many)):
+                    res[name] = _run({"path": str(path), "family": family, "library": library,
+                                      "vocab_size": args.vocab_size})
+                cell = {k: f"{v['peak'] / 2**20:,.0f} MB {v['seconds']:6.1f} s"
+                        for k, v in res.items()}
+                ratio = res["one"]["peak"] / res["many"]["peak"]
+                print(f"{family:<18} {library:<11} {cell['one']:>18} {cell['many']:>18} "
+                      f"{ratio:>12.2f}x", flush=True)
+
+
+if __name__ == "__main__":
+    main()
