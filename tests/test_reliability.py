@@ -531,3 +531,44 @@ def test_bert_style_long_line_is_counted_in_parts_with_the_same_words(pre: str) 
     # (the same words a line each: cut only where lines end, as before)
     assert got == _counts(components, line.replace(" ", "\n"))
     assert sum(got.values()) > len(line.split(" "))  # punctuation is split off too
+
+
+_PEAK = """
+import json, resource, sys
+from tokensmith import _core
+
+counter = _core.WordCounter(sys.argv[1])
+counter.feed_file(sys.argv[2], "strict")
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
+"""
+
+
+@pytest.mark.parametrize("components", [
+    {"normalizer": {"type": "BertNormalizer", "lowercase": True},
+     "pre_tokenizer": {"type": "BertPreTokenizer"}},
+    {"normalizer": {"type": "SentencePiece", "precompiled_charsmap": None,
+                    "add_dummy_prefix": True, "remove_extra_whitespaces": True,
+                    "escape_whitespaces": True, "treat_whitespace_as_suffix": False},
+     "pre_tokenizer": {"type": "Split", "pattern": {"String": "\u2581"},
+                       "behavior": "MergedWithNext", "invert": False},
+     "lines": True, "space_cut": "before"},
+], ids=["wordpiece", "sentencepiece"])
+def test_memory_of_one_long_line_is_that_of_many_lines(
+        tmp_path: Path, components: dict[str, object]) -> None:
+    import subprocess
+    import sys
+
+    lines = "".join(make_text(i, 60) + "\n" for i in range(4000))
+    lines = lines * (24_000_000 // len(lines) + 1)  # about 24 MB
+    (tmp_path / "lines.txt").write_text(lines, encoding="utf-8")
+    (tmp_path / "one.txt").write_text(lines.replace("\n", " "), encoding="utf-8")
+
+    def peak(name: str) -> int:
+        run = subprocess.run([sys.executable, "-c", _PEAK, json.dumps(components),
+                              str(tmp_path / name)], capture_output=True, text=True,
+                             check=True, timeout=300)
+        return int(run.stdout.split()[-1])
+
+    one, many = peak("one.txt"), peak("lines.txt")
+    # (a line counted whole took over 4 times the memory of the same bytes as lines)
+    assert one < 1.3 * many + (32 << 20), (one >> 20, many >> 20)
