@@ -4,7 +4,7 @@
 The same bytes are written twice: as one line (every newline of the source turned into
 a space) and as the source's own lines. Each trainer of tokensmith, and Hugging Face
 ``tokenizers``' trainer of the same family, trains on both in a fresh process of its
-own; the table gives peak memory (``ru_maxrss``) and time, and the ratio of one line to
+own; the table gives peak memory (``VmHWM``) and time, and the ratio of one line to
 many. tokensmith cuts long lines at places where no piece changes (README,
 "Reliability"), so its memory should not follow line length. ``tokenizers`` reads a
 whole line at a time. Run it from anywhere::
@@ -30,14 +30,35 @@ FAMILIES = ("bpe", "wordpiece", "unigram", "sentencepiece-bpe")
 PEER = {"bpe": "BpeTrainer", "wordpiece": "WordPieceTrainer", "unigram": "UnigramTrainer"}
 
 
+def _peak_rss() -> int:
+    """This process's peak resident memory in bytes: ``VmHWM`` of its own address space
+    (``ru_maxrss`` can carry over the parent's resident memory through fork and exec)."""
+    with open("/proc/self/status", encoding="ascii") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
 def _worker(spec: dict[str, object]) -> None:
     path, family, library = str(spec["path"]), str(spec["family"]), spec["library"]
     size = int(spec["vocab_size"])  # type: ignore[call-overload]
     t0 = time.perf_counter()
-    if library == "tokensmith":
+    extra: dict[str, object] = {}
+    if library == "count":  # counting alone: the memory per distinct piece
+        from tokensmith import _core
+
+        counter = _core.WordCounter(json.dumps({"normalizer": None, "pre_tokenizer": {
+            "type": "Split", "pattern": {"Regex": r"\S+"}, "behavior": "Isolated",
+            "invert": False}}))
+        counter.feed_file(path, "strict")
+        extra["distinct"] = counter.distinct
+    elif library == "tokensmith":
         import tokensmith as ts
 
         ts.train([path], model=family, vocab_size=size)  # type: ignore[arg-type]
+    elif library == "none":  # the interpreter and tokensmith imported, nothing done
+        import tokensmith  # noqa: F401
     else:
         from tokenizers import Tokenizer, models, pre_tokenizers, trainers
 
@@ -50,8 +71,8 @@ def _worker(spec: dict[str, object]) -> None:
         trainer = getattr(trainers, PEER[family])(vocab_size=size, show_progress=False)
         tok.train([path], trainer)
     seconds = time.perf_counter() - t0
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    print(json.dumps({"seconds": seconds, "peak": peak}))
+    peak = _peak_rss()
+    print(json.dumps({"seconds": seconds, "peak": peak, **extra}))
 
 
 def _run(spec: dict[str, object]) -> dict[str, float]:
@@ -99,6 +120,13 @@ def main() -> None:
                 ratio = res["one"]["peak"] / res["many"]["peak"]
                 print(f"{family:<18} {library:<11} {cell['one']:>18} {cell['many']:>18} "
                       f"{ratio:>12.2f}x", flush=True)
+        base = _run({"path": str(many), "family": "bpe", "library": "none", "vocab_size": 0})
+        count = _run({"path": str(many), "family": "", "library": "count", "vocab_size": 0})
+        per = (count["peak"] - base["peak"]) / int(count["distinct"])
+        print(f"counting alone (whitespace-separated words): {int(count['distinct']):,} "
+              f"distinct pieces, {count['peak'] / 2**20:,.0f} MB peak "
+              f"({base['peak'] / 2**20:,.0f} MB for Python and tokensmith): "
+              f"{per:,.0f} bytes per distinct piece")
 
 
 if __name__ == "__main__":

@@ -71,6 +71,23 @@ def test_long_added_tokens_load_in_linear_time(bpe_doc: dict, content: str) -> N
     assert tok.encode("a " + content + " b").count(300) == 1
 
 
+def test_a_token_of_a_megabyte(bpe_doc: dict) -> None:
+    # a vocabulary entry looked up whole (ignore_merges, as Llama 3 does) and an added
+    # token, each of 1 MB: no length field of the encoder overflows
+    doc = json.loads(json.dumps(bpe_doc))
+    long = "z" * (1 << 20)
+    doc["model"]["ignore_merges"] = True
+    doc["model"]["vocab"][long] = 300
+    doc["added_tokens"].append({"id": 301, "content": "q" * (1 << 20), "single_word": False,
+                                "lstrip": False, "rstrip": False, "normalized": False,
+                                "special": False})
+    tok = ts.Tokenizer.from_str(json.dumps(doc))
+    text = long + " " + "q" * (1 << 20)
+    ids = tok.encode(text)
+    assert ids[0] == 300 and ids[-1] == 301
+    assert tok.decode(ids) == text
+
+
 @pytest.mark.parametrize("size", [10**10, 2**64])
 def test_vocab_size_beyond_32_bit_ids(size: int) -> None:
     for model in ("bpe", "wordpiece", "unigram", "sentencepiece-bpe"):
