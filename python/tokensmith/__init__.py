@@ -20,6 +20,7 @@ from .errors import (
     CorpusError,
     DisallowedSpecialTokenError,
     EmptyCorpusError,
+    InternalError,
     InvalidPatternError,
     PruneError,
     SurgeryError,
@@ -86,6 +87,7 @@ __all__ = [
     "SurgeryError",
     "PruneError",
     "CompatibilityError",
+    "InternalError",
     "PretrainedNotFoundError",
     "UnknownEncodingError",
 ]
