@@ -38,8 +38,17 @@ def load_path(path: str | os.PathLike[str]) -> Tokenizer:
         )
     if not p.exists():
         raise FileNotFoundError(f"{p}: no such file or folder")
+    return _load_file(p)
+
+
+def _load_file(p: Path) -> Tokenizer:
+    """A tokenizer file, its format told by its content (``sniff``), its name a hint."""
+    from . import gpt2, hf_json
+    from .sniff import kind_of
+
+    kind = kind_of(p)
     name = p.name.lower()
-    if name.endswith(".json"):
+    if kind == "json":
         if name == "vocab.json" or name.endswith("-vocab.json"):
             merges = p.with_name(p.name[: -len("vocab.json")] + "merges.txt")
             if not merges.is_file():
@@ -47,35 +56,40 @@ def load_path(path: str | os.PathLike[str]) -> Tokenizer:
                     f"{p}: a vocab.json needs its merges.txt beside it ({merges})"
                 )
             return gpt2.load_vocab_merges(p, merges)
-        return hf_json.load(p)
-    if name.endswith(".tiktoken"):
-        from .. import pretrained
-        from . import tiktoken
-
-        known = pretrained.encoding_for_file(p)
-        if known is None:
+        if name == "tokenizer_config.json":
             raise TokenizerFormatError(
-                f"{p}: a .tiktoken file holds only ranks; say which split pattern and special "
-                f"tokens go with it: tokensmith.formats.tiktoken.load(path, pattern=..., "
-                f"special_tokens={{...}}), or name the file after a known encoding "
-                f"({', '.join(pretrained.ENCODINGS)})"
+                f"{p}: this is transformers' tokenizer settings, not a tokenizer; load the "
+                f"tokenizer.json (or tokenizer.model) beside it, or the folder"
             )
-        return tiktoken.load(p, pattern=known.pattern, special_tokens=known.special_tokens)
-    if name.endswith(".txt") and "merges" in name:
-        vocab = p.with_name(p.name.replace("merges.txt", "vocab.json"))
-        return gpt2.load_vocab_merges(vocab, p)
-    if name.endswith(".txt") and "vocab" in name:
-        from . import bert
+        return hf_json.load(p)
+    if kind == "tiktoken":
+        from . import tiktoken
+        from .rank_files import encoding_of
 
-        return bert.load(p)
-    if name.endswith(".model"):
+        data = p.read_bytes()
+        pattern, specials = encoding_of(p, data)
+        try:
+            return tiktoken.loads(data, pattern=pattern, special_tokens=specials)
+        except TokenizerFormatError as e:
+            raise type(e)(f"{p}: {e}") from None
+    if kind == "sentencepiece":
         from . import sentencepiece
 
         return sentencepiece.load(p)
+    if kind == "merges":
+        vocab = p.with_name(p.name.replace("merges.txt", "vocab.json"))
+        if vocab == p or not vocab.is_file():
+            vocab = p.with_name("vocab.json")
+        return gpt2.load_vocab_merges(vocab, p)
+    if kind == "vocab-lines" and not name.endswith((".model", ".tiktoken")):
+        from . import bert
+
+        return bert.load(p)
     raise UnsupportedComponentError(
-        f"{p}: tokensmith reads tokenizer.json, *.tiktoken, SentencePiece *.model, BERT "
-        f"vocab.txt and vocab.json + merges.txt in this version; "
-        f"convert the file with the library that wrote it, or load its tokenizer.json"
+        f"{p}: not a format tokensmith reads (tokenizer.json, a tiktoken rank file, a "
+        f"SentencePiece model, a BERT vocab.txt or vocab.json + merges.txt, told by their "
+        f"content); convert the file with the library that wrote it, or load its "
+        f"tokenizer.json"
     )
 
 
