@@ -31,6 +31,15 @@ pub use lattice::Rng;
 
 const NONE: u32 = u32::MAX;
 const UNK_PENALTY: f64 = 10.0;
+/// `sentencepiece` re-bases its running path score past this (see `viterbi_sp`).
+const SP_RESET: f32 = 100_000.0;
+
+/// The score `sentencepiece` gives a user-defined piece of `length` bytes
+/// (characters, in its lattice): above any path of shorter pieces (scores
+/// are log probabilities, at most 0), so that it is always taken.
+fn user_defined_score(length: usize) -> f32 {
+    (0.1 * (length as f64 - 1.0)) as f32
+}
 
 /// `ModelProto.SentencePiece.Type`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -61,8 +70,8 @@ impl PieceType {
 struct SpSemantics {
     types: Vec<PieceType>,
     scores: Vec<f32>,
+    /// the lowest score of a normal piece (an unknown character costs 10 less)
     min_score: f32,
-    max_score: f32,
 }
 
 pub struct Unigram {
@@ -235,12 +244,10 @@ impl Unigram {
         let index = SpIndex::new(&vocab, &types, byte_fallback)?;
         let unk = index.unk_id;
         let mut min_score = f32::MAX;
-        let mut max_score = f32::MIN_POSITIVE;
         let scores: Vec<f32> = vocab.iter().map(|(_, s)| *s as f32).collect();
         for (s, t) in scores.iter().zip(&types) {
             if *t == PieceType::Normal {
                 min_score = min_score.min(*s);
-                max_score = max_score.max(*s);
             }
         }
         // `PieceToId`: reserved pieces first, then the others
@@ -260,7 +267,6 @@ impl Unigram {
                 types,
                 scores,
                 min_score,
-                max_score,
             }),
             pieces: vocab,
             written: FxHashMap::default(),
@@ -339,17 +345,27 @@ impl Unigram {
     }
 
     fn viterbi_sp(&self, text: &str, sp: &SpSemantics) -> Vec<Seg> {
-        // The released `sentencepiece` sums path scores in double precision
-        // (measured: single-precision sums pick other paths on long texts);
-        // piece scores are single precision.
+        // As `sentencepiece` 0.2.3's `EncodeOptimized`: path scores in
+        // single precision (each candidate an f32 sum, kept when strictly
+        // greater), re-based to 0 when the running score passes ±1e5, with
+        // every reached score up to the furthest end so far shifted alike.
         let bytes = text.as_bytes();
         let n = bytes.len();
-        let unk_score = (sp.min_score - UNK_PENALTY as f32) as f64;
+        let unk_score = sp.min_score - UNK_PENALTY as f32;
         let unk = self.unk_id.unwrap_or(NONE);
-        let mut best: Vec<(f64, u32, u32)> = vec![(0.0, NONE, NONE); n + 1];
+        let mut best: Vec<(f32, u32, u32)> = vec![(0.0, NONE, NONE); n + 1];
+        let mut frontier = 0;
         let mut pos = 0;
         while pos < n {
-            let till = best[pos].0;
+            let mut till = best[pos].0;
+            if !(-SP_RESET..=SP_RESET).contains(&till) {
+                for (i, b) in best.iter_mut().enumerate().take(frontier + 1).skip(pos) {
+                    if i == pos || b.1 != NONE {
+                        b.0 -= till;
+                    }
+                }
+                till = 0.0;
+            }
             let mblen = utf8_len(bytes[pos]).min(n - pos);
             let mut single = false;
             self.trie.prefixes(&bytes[pos..], |len, id| {
@@ -357,11 +373,11 @@ impl Unigram {
                 if ty == PieceType::Unused {
                     return;
                 }
-                // user-defined pieces get the bonus that makes them win
-                let score = if ty == PieceType::UserDefined {
-                    (len as f32 * sp.max_score) as f64 - 0.1
-                } else {
-                    sp.scores[id as usize] as f64
+                frontier = frontier.max(pos + len);
+                let score = match ty {
+                    // (the optimized encoder measures a user-defined piece in bytes)
+                    PieceType::UserDefined => user_defined_score(len),
+                    _ => sp.scores[id as usize],
                 };
                 let cand = score + till;
                 let t = &mut best[pos + len];
@@ -373,6 +389,7 @@ impl Unigram {
                 }
             });
             if !single {
+                frontier = frontier.max(pos + mblen);
                 let cand = unk_score + till;
                 let t = &mut best[pos + mblen];
                 if t.1 == NONE || cand > t.0 {
@@ -567,7 +584,7 @@ impl Unigram {
                     Some(sp) => match sp.types[id as usize] {
                         PieceType::Unused => return,
                         // the lattice version counts characters
-                        PieceType::UserDefined => ((chars as f32 * sp.max_score) as f64 - 0.1) as f32 as f64,
+                        PieceType::UserDefined => user_defined_score(chars) as f64,
                         _ => sp.scores[id as usize] as f64,
                     },
                     None => self.pieces[id as usize].1,
