@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from . import compare, errors, evaluate, patterns
+from . import _hf_cache, compare, errors, evaluate, patterns
 from .diagnostics import diagnose
 from .errors import (
     ChecksumError,
@@ -106,6 +106,8 @@ def load(path_or_name: str | os.PathLike[str], *, offline: bool = False) -> Toke
     a missing file then raises
     :class:`~tokensmith.pretrained.PretrainedNotFoundError`, whose message lists
     the places searched and how to provide the file. See :mod:`tokensmith.pretrained`.
+    An OpenAI model name (``"gpt-4o"``) loads its encoding; a Hugging Face
+    repository name (``"org/name"``) loads from the local Hugging Face cache.
     """
     if isinstance(path_or_name, str) and not os.path.exists(path_or_name):
         from . import pretrained
@@ -113,6 +115,11 @@ def load(path_or_name: str | os.PathLike[str], *, offline: bool = False) -> Toke
         key = path_or_name.strip().lower()
         if key in pretrained.ENCODINGS:
             return pretrained.load(key, offline=offline)
+        encoding = _encoding_of_model(path_or_name.strip())
+        if encoding is not None:
+            return pretrained.load(encoding, offline=offline)
+        if _hf_cache.is_repo_id(path_or_name.strip()):
+            return _load_from_hf_cache(path_or_name.strip())
         looks_like_path = (
             "/" in path_or_name
             or os.sep in path_or_name
@@ -123,3 +130,32 @@ def load(path_or_name: str | os.PathLike[str], *, offline: bool = False) -> Toke
                 pretrained._unknown_message(path_or_name), name=path_or_name
             )
     return Tokenizer.from_file(path_or_name)
+
+
+def _encoding_of_model(name: str) -> str | None:
+    """The encoding of an OpenAI model name (``"gpt-4o"`` …), as tiktoken maps it."""
+    from .compat.tiktoken import encoding_name_for_model
+
+    try:
+        return encoding_name_for_model(name)
+    except KeyError:
+        return None
+
+
+def _load_from_hf_cache(repo_id: str) -> Tokenizer:
+    """The tokenizer of a Hugging Face repository from the local hub cache."""
+    from .formats import load_path
+    from .pretrained import PretrainedNotFoundError
+
+    snapshot, searched = _hf_cache.find(repo_id)
+    if snapshot is None:
+        places = "; ".join(str(p) for p in searched)
+        raise PretrainedNotFoundError(
+            f"{repo_id!r} is not in the local Hugging Face cache (looked in {places}). "
+            f"tokensmith does not download from the Hub: fetch the tokenizer with "
+            f"`huggingface-cli download {repo_id} tokenizer.json tokenizer_config.json` "
+            f"(or `hf download`), or pass the path of its tokenizer.json",
+            name=repo_id, searched=tuple(str(p) for p in searched),
+            url=f"https://huggingface.co/{repo_id}",
+        )
+    return load_path(snapshot)
