@@ -41,6 +41,13 @@ class Encoding:
         return len(self.ids)
 
 
+def _unpickle(cls: type[Tokenizer], json_text: str, extras: dict[str, Any]) -> Tokenizer:
+    """The tokenizer ``Tokenizer.__reduce__`` pickled."""
+    tok = cls(_core.Tokenizer.from_json(json_text))
+    tok.__dict__.update(extras)
+    return tok
+
+
 def _clean(text: str) -> str:
     """Lone surrogates cannot be UTF-8: they become U+FFFD, as tiktoken does."""
     return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
@@ -72,6 +79,18 @@ class Tokenizer:
             self.__dict__["encode"] = fast.encode
         if type(self).count is Tokenizer.count:
             self.__dict__["count"] = fast.count
+
+    # ----------------------------------------------------------- pickling
+    # What __init__ derives from the core (not pickled: made again on load).
+    _DERIVED = frozenset({"_core", "_specials", "_refuse", "encode", "count"})
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled (and deep-copied) as its ``tokenizer.json`` text and the Python-side
+        extras of its origin (a rank file's pattern and special tokens, a ``.model``'s
+        bytes), as ``tokenizers`` pickles: spawn-based multiprocessing, DataLoader workers
+        and ``datasets.map(num_proc=...)`` get the same tokenizer."""
+        extras = {k: v for k, v in vars(self).items() if k not in self._DERIVED}
+        return (_unpickle, (type(self), self._core.to_json(False), extras))
 
     # ----------------------------------------------------------- construction
     @classmethod
