@@ -477,6 +477,7 @@ def _numpy() -> tuple:  # type: ignore[type-arg]
         except ImportError:
             from .errors import ConfigError
 
-            raise ConfigError("encode_*_to_numpy needs numpy: pip install numpy") from None
+            raise ConfigError("encode_*_to_numpy needs numpy: pip install 'tokensmith[numpy]' "
+                              "(or pip install numpy)") from None
         _NUMPY = (np, np.dtype("<u4"), np.frombuffer, np.dtype("<u8"))
     return _NUMPY

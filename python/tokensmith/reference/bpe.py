@@ -40,14 +40,26 @@ Word = tuple[int, ...]
 __all__ = ["ReferenceBPE", "count_words", "split_text", "train_bpe"]
 
 
+def _regex_module():  # type: ignore[no-untyped-def]
+    """The third-party ``regex`` module (it knows ``\\p{L}``, ``\\p{N}`` and ``(?i:...)``
+    groups, which ``re`` does not): the ``reference`` extra installs it."""
+    try:
+        import regex
+    except ImportError:
+        from ..errors import ConfigError
+
+        raise ConfigError("tokensmith.reference needs the regex module: "
+                          "pip install 'tokensmith[reference]' (or pip install regex)") from None
+    return regex
+
+
 def split_isolated(text: str, regex_source: str) -> list[tuple[str, bool]]:
     """Cut ``text`` at the matches of a regex, keeping the gaps ("Isolated" splitting).
 
     Returns ``(part, matched)`` for every match and for every stretch of text between two
     matches, in order: no character is dropped. Empty parts are skipped.
     """
-    import regex  # the third-party module: it knows \p{L}, \p{N} and (?i:...) groups
-
+    regex = _regex_module()
     parts: list[tuple[str, bool]] = []
     end = 0
     for match in regex.finditer(regex_source, text):
@@ -183,7 +195,7 @@ def split_specials(text: str, specials: Sequence[str]) -> list[tuple[str, bool]]
     """
     if not specials:
         return [(text, False)] if text else []
-    import regex
+    regex = _regex_module()
 
     # Alternatives are tried in order, so longest first gives leftmost-longest matches.
     alternatives = sorted(specials, key=len, reverse=True)
