@@ -6,7 +6,8 @@ from typing import Any
 
 from .errors import ConfigError, VocabSizeError
 
-__all__ = ["MAX_VOCAB_SIZE", "check_vocab_size", "check_min_frequency"]
+__all__ = ["MAX_VOCAB_SIZE", "check_vocab_size", "check_min_frequency", "check_token_list",
+           "warn_shortfall"]
 
 #: Ids are 32-bit: the largest vocabulary any trainer accepts.
 MAX_VOCAB_SIZE = 2**32 - 1
@@ -29,3 +30,36 @@ def check_min_frequency(min_frequency: Any) -> int:
         raise ConfigError(f"min_frequency must be an integer from 0 to 2**64 - 1, got "
                           f"{min_frequency!r}")
     return min_frequency
+
+
+def check_token_list(tokens: Any, name: str = "special_tokens") -> list[str]:
+    """``tokens`` (a list, tuple or other iterable of non-empty strings) as a list without
+    repeats. A single string is refused: iterated, it would give one-character tokens."""
+    if isinstance(tokens, (str, bytes)):
+        raise ConfigError(f"{name} must be a list of strings, not a single string: "
+                          f"did you mean {name}=[{tokens!r}]?")
+    try:
+        items = list(tokens)
+    except TypeError:
+        raise ConfigError(f"{name} must be a list of strings, got {tokens!r}") from None
+    for t in items:
+        if not isinstance(t, str):
+            raise ConfigError(f"{name} must hold strings, got {t!r}")
+        if not t:
+            raise ConfigError(f"{name} cannot hold empty strings")
+    return list(dict.fromkeys(items))
+
+
+def warn_shortfall(asked: int, got: int, min_frequency: int, what: str = "pair") -> None:
+    """Warn (:class:`~tokensmith.errors.VocabShortfallWarning`) when a trainer made fewer
+    tokens than ``asked``: silent, a smaller vocabulary goes unnoticed into a model."""
+    if got >= asked:
+        return
+    import warnings
+
+    from .errors import VocabShortfallWarning
+
+    message = (f"vocab_size={asked:,} asked for, {got:,} trained: no {what} is left that "
+               f"occurs at least {max(min_frequency, 1):,} time(s) in the corpus. Train on "
+               f"more text, lower min_frequency, or ask for a smaller vocabulary")
+    warnings.warn(VocabShortfallWarning(message, asked, got), stacklevel=3)

@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Literal, TextIO
 
-from ._limits import check_vocab_size
+from ._limits import check_token_list, check_vocab_size
 from ._progress import TrainingEvents
 from .corpus import Files, count_corpus
 from .errors import ConfigError, VocabSizeError
@@ -110,12 +110,11 @@ def _meta(
     if not unk_token:
         raise ConfigError("a SentencePiece model needs an unk_token")
     meta: list[tuple[str, int]] = [(unk_token, spm.UNKNOWN)]
-    for t in (bos_token, eos_token, pad_token, *special_tokens):
+    controls = check_token_list(special_tokens)
+    for t in (bos_token, eos_token, pad_token, *controls):
         if t:
             meta.append((t, spm.CONTROL))
-    for t in user_defined_symbols:
-        if not t:
-            raise ConfigError("user_defined_symbols cannot hold empty strings")
+    for t in check_token_list(user_defined_symbols, "user_defined_symbols"):
         meta.append((t, spm.USER_DEFINED))
     names = [m[0] for m in meta]
     if len(set(names)) != len(names):

@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Literal, TextIO
 
-from ._limits import check_min_frequency, check_vocab_size
+from ._limits import check_min_frequency, check_token_list, check_vocab_size, warn_shortfall
 from ._progress import TrainingEvents
 from .corpus import Files, count_corpus
 from .errors import ConfigError, VocabSizeError
@@ -85,9 +85,7 @@ def train_wordpiece(
         raise ConfigError("limit_alphabet must be at least 1 (or None for no limit)")
     if max_input_chars_per_word < 1:
         raise ConfigError("max_input_chars_per_word must be at least 1")
-    specials = list(dict.fromkeys(special_tokens))
-    if any(not s for s in specials):
-        raise ConfigError("special tokens cannot be empty strings")
+    specials = check_token_list(special_tokens)
     if not unk_token:
         raise ConfigError("WordPiece needs an unk_token for the words it cannot split")
     if unk_token not in specials:
@@ -125,6 +123,7 @@ def train_wordpiece(
     from .formats.hf_json import loads
 
     tok = loads(json.dumps(spec, ensure_ascii=False))
+    warn_shortfall(vocab_size, tok.vocab_size, min_frequency)
     if verbose:
         print(f"learned {len(tokens) - alphabet:,} tokens ({len(merges):,} merges) in "
               f"{time.monotonic() - t1:.1f} s; vocabulary {tok.vocab_size:,} tokens", file=out)

@@ -514,6 +514,7 @@ def _inspect_data(tok: Any, top: int) -> dict[str, Any]:
         "special_tokens": specials,
         "unk_token": model.get("unk_token"),
         "merges": len(merges),
+        "merged_tokens": len({vocab.get(a + b) for a, b in merges} - {None}),
         "pipeline": {k: _describe(spec.get(k))
                      for k in ("normalizer", "pre_tokenizer", "post_processor", "decoder")},
         "first_merges": first,
@@ -539,7 +540,9 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     add("special tokens  " + (", ".join(f"{t} = {i}" for t, i in specials.items()) or "none"))
     if info["unk_token"]:
         add(f"unknown token   {info['unk_token']}")
-    add(f"merges          {info['merges']:,}")
+    from .diagnostics import merge_phrase
+
+    add(f"merges          {merge_phrase(info['merges'], info['merged_tokens'])}")
     for n, (stage, desc) in enumerate(info["pipeline"].items()):
         add(f"{'pipeline' if n == 0 else '':<16}{stage + ':':<16}{desc}")
     for title, rows in (("first merges", info["first_merges"]),

@@ -153,6 +153,7 @@ class Diagnostics:
     vocab_size: int
     special_tokens: int
     merges: int
+    """Merge rules (as the saved ``tokenizer.json`` lists them)."""
     growth_basis: str
     growth: list[GrowthBucket]
     length_histogram: dict[int, int]
@@ -168,6 +169,9 @@ class Diagnostics:
     """Byte-fallback pieces (``<0x00>`` … ``<0xFF>``), counted apart like partial tokens."""
     note: str = ""
     """Why there is no merge curve (WordPiece, Unigram), or empty."""
+    merged_tokens: int = 0
+    """Tokens the merges make (fewer than ``merges`` for a tiktoken rank file, whose
+    tokens can each be reached by several merge rules)."""
 
     def to_dict(self) -> dict[str, Any]:
         from .evaluate import _plain
@@ -195,7 +199,7 @@ class Diagnostics:
 
     def summary(self) -> str:
         out = [f"{self.name}  ({self.model}, {self.vocab_size:,} tokens, "
-               f"{self.special_tokens} special, {self.merges:,} merges)"]
+               f"{self.special_tokens} special, {merge_phrase(self.merges, self.merged_tokens)})"]
         if self.note:
             out.append(f"note: {self.note}")
         if self.growth:
@@ -238,6 +242,14 @@ def _surface(tok: Tokenizer, i: int) -> tuple[str | None, int]:
         return raw.decode("utf-8"), len(raw)
     except UnicodeDecodeError:
         return None, len(raw)
+
+
+def merge_phrase(merges: int, merged_tokens: int) -> str:
+    """``"100,000 merges"``, or ``"233,378 merges making 99,744 tokens"`` when some
+    tokens are made by more than one rule."""
+    if merges == merged_tokens:
+        return f"{merges:,} merges"
+    return f"{merges:,} merges making {merged_tokens:,} tokens"
 
 
 def _bpe_merges(tok: Tokenizer) -> list[tuple[str, str]]:
@@ -376,7 +388,8 @@ def diagnose(
         model=describe(tok),
         vocab_size=kinds.ordinary,
         special_tokens=len(kinds.special),
-        merges=len(made) if merges else 0,
+        merges=len(merges),
+        merged_tokens=len(made) if merges else 0,
         growth_basis=basis,
         growth=growth,
         length_histogram=dict(sorted(hist.items())),

@@ -33,6 +33,7 @@ __all__ = [
     "IncompatibleTokenizersError",
     "CompatibilityError",
     "InternalError",
+    "VocabShortfallWarning",
 ]
 
 
@@ -210,3 +211,13 @@ class InternalError(RuntimeError):
             f"tokensmith internal error (a bug, not a problem with your input): {panic}. "
             "Please report it with the call and the input that caused it."
         )
+
+
+class VocabShortfallWarning(UserWarning):
+    """A trainer stopped short of the ``vocab_size`` asked for: the corpus has no more
+    pairs (or pieces) frequent enough. ``asked`` and ``got`` are the two sizes."""
+
+    def __init__(self, message: str, asked: int = 0, got: int = 0) -> None:
+        self.asked = asked
+        self.got = got
+        super().__init__(message)

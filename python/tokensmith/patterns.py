@@ -8,6 +8,8 @@ complete, so the meaning is the same).
 
 from __future__ import annotations
 
+import re
+
 GPT2 = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
 
 CL100K = (
@@ -35,9 +37,35 @@ NAMED: dict[str, str] = {
     "llama3": CL100K,
     "o200k": O200K,
     "gpt4o": O200K,
+    # the encodings' names name their patterns too
+    "r50k_base": GPT2,
+    "p50k_base": GPT2,
+    "cl100k_base": CL100K,
+    "o200k_base": O200K,
 }
 
 
 def resolve(pattern: str) -> str:
-    """A pattern name (``"gpt4"``, ``"gpt2"``, ``"o200k"`` …) or a regex, as a regex."""
-    return NAMED.get(pattern.lower(), pattern) if pattern else pattern
+    """A pattern name (``"gpt4"``, ``"gpt2"``, ``"o200k"`` …) or a regex, as a regex.
+
+    A bare word that names no pattern (``"gpt5"``) is taken for a misspelt name and
+    refused with :class:`~tokensmith.errors.InvalidPatternError`, not used as a regex
+    that matches that word alone; write ``"(?:word)"`` to mean the regex."""
+    if not pattern:
+        return pattern
+    named = NAMED.get(pattern.lower())
+    if named is not None:
+        return named
+    if re.fullmatch(r"[A-Za-z][A-Za-z0-9_.-]*", pattern):
+        import difflib
+
+        from .errors import InvalidPatternError
+
+        close = difflib.get_close_matches(pattern.lower(), list(NAMED), n=1, cutoff=0.5)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        raise InvalidPatternError(
+            f"pattern {pattern!r} is no pattern name ({hint}known: "
+            f"{', '.join(sorted(NAMED))}); to split with the regex that matches this word "
+            f"alone, write '(?:{pattern})'"
+        )
+    return pattern

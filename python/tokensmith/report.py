@@ -390,10 +390,12 @@ def _diagnostics_html(diags: Sequence[Diagnostics]) -> str:
     if corpus:
         rows.append(("letters of the text", corpus))
     parts.append(stacked_bars(rows, scripts, title="Vocabulary by script"))
+    from .diagnostics import merge_phrase
+
     for d in diags:
         longest = ", ".join(f"{t!r}" for t, _ in d.longest[:8])
         parts.append(f"<p class='note'><b>{_e(d.name)}</b>: {_e(d.model)}, "
-                     f"{d.vocab_size:,} tokens, {d.merges:,} merges, "
+                     f"{d.vocab_size:,} tokens, {merge_phrase(d.merges, d.merged_tokens)}, "
                      f"{d.partial_tokens:,} partial-character tokens, "
                      f"{d.byte_fallback_tokens:,} byte-fallback pieces; longest: "
                      f"{_e(longest)}</p>")

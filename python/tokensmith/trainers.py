@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Literal, TextIO
 
 from . import _core, patterns
-from ._limits import check_min_frequency, check_vocab_size
+from ._limits import check_min_frequency, check_token_list, check_vocab_size, warn_shortfall
 from ._progress import TrainingEvents
 from .corpus import Files, count_corpus
 from .errors import (
@@ -137,9 +137,7 @@ def train_bpe(
     check_min_frequency(min_frequency)
     if errors not in ("strict", "replace", "skip"):
         raise ConfigError(f"errors must be 'strict', 'replace' or 'skip', not {errors!r}")
-    specials = list(dict.fromkeys(special_tokens))
-    if any(not s for s in specials):
-        raise ConfigError("special tokens cannot be empty strings")
+    specials = check_token_list(special_tokens)
     if not byte_level and unk_token and unk_token not in specials:
         specials.append(unk_token)
     if byte_level and vocab_size < 256 + len(specials):
@@ -207,6 +205,7 @@ def train_bpe(
         comps["unk_token"] = unk_token
     core = _core.Tokenizer.from_trained(trained, json.dumps(comps), json.dumps(added))
     tok = Tokenizer(core)
+    warn_shortfall(vocab_size, tok.vocab_size, min_frequency)
     if verbose:
         learned = len(trained.merges())
         note = "" if learned == target - trained.alphabet_size else (

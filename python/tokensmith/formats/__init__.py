@@ -48,6 +48,11 @@ def _load_file(p: Path) -> Tokenizer:
 
     kind = kind_of(p)
     name = p.name.lower()
+    if kind in ("unknown", "vocab-lines"):
+        # (content that says little: the name decides, so that a damaged .model gets the
+        # SentencePiece reader's own error, and a text file is a vocabulary only when it
+        # says so)
+        kind = _kind_from_name(name) or (kind if _bert_like(p) else "unknown")
     if kind == "json":
         if name == "vocab.json" or name.endswith("-vocab.json"):
             merges = p.with_name(p.name[: -len("vocab.json")] + "merges.txt")
@@ -81,7 +86,7 @@ def _load_file(p: Path) -> Tokenizer:
         if vocab == p or not vocab.is_file():
             vocab = p.with_name("vocab.json")
         return gpt2.load_vocab_merges(vocab, p)
-    if kind == "vocab-lines" and not name.endswith((".model", ".tiktoken")):
+    if kind == "vocab-lines":
         from . import bert
 
         return bert.load(p)
@@ -91,6 +96,29 @@ def _load_file(p: Path) -> Tokenizer:
         f"content); convert the file with the library that wrote it, or load its "
         f"tokenizer.json"
     )
+
+
+def _kind_from_name(name: str) -> str | None:
+    """The format a file name points at, if any (see ``sniff.Kind``)."""
+    if name.endswith(".model") or ".model." in name:
+        return "sentencepiece"
+    if name.endswith(".tiktoken"):
+        return "tiktoken"
+    if name.endswith(".json"):
+        return "json"
+    if name.endswith(".txt") and "merges" in name:
+        return "merges"
+    if name.endswith(".txt") and "vocab" in name:
+        return "vocab-lines"
+    return None
+
+
+def _bert_like(p: Path) -> bool:
+    """Whether a text file of one token a line reads as a WordPiece vocabulary."""
+    with open(p, "rb") as f:
+        lines = f.read(1 << 16).split(b"\n")
+    return any(t.strip() in (b"[UNK]", b"[PAD]", b"[CLS]") or t.startswith(b"##")
+               for t in lines)
 
 
 def save_path(tok: Tokenizer, path: str | os.PathLike[str], *, pretty: bool = True) -> Path:
