@@ -394,3 +394,47 @@ def test_train_wordpiece(corpus: Path, tmp_path: Path, capsys: pytest.CaptureFix
     assert main(["train", str(corpus), "--model", "wordpiece", "--vocab-size", "300",
                  "--char-level", "--out", str(tmp_path / "x.json")]) == 2
     assert "apply to --model bpe" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------ papercuts
+def test_convert_into_a_new_folder(tok_path: Path, tmp_path: Path,
+                                   capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "convert", str(tok_path), str(tmp_path / "new" / "dir") + "/")
+    assert code == 0 and (tmp_path / "new" / "dir" / "tokenizer.json").is_file()
+    code, _, err = run(capsys, "convert", str(tok_path), str(tmp_path / "x.bin"))
+    assert code == 2 and "--format" in err and "format=" in err
+
+
+def test_a_path_given_as_text_gets_a_hint(tok_path: Path, tmp_path: Path,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "doc.txt").write_text("hello world, a longer text than its name\n")
+    code, out, err = run(capsys, "count", str(tok_path), str(tmp_path / "doc.txt"))
+    assert code == 0 and f"--file {tmp_path / 'doc.txt'}" in err
+    code, out2, err = run(capsys, "count", str(tok_path), "--file", str(tmp_path / "doc.txt"))
+    assert code == 0 and err == "" and out2 != out
+
+
+def test_an_unquoted_text_is_a_one_line_error_with_the_fix(
+        tok_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, "encode", str(tok_path), "hello", "world")
+    assert code == 2
+    assert err.strip().splitlines() == [
+        f"tokensmith: error: unrecognized arguments: world; quote a text that has spaces: "
+        f"tokensmith encode TOKENIZER 'hello world'"]
+
+
+def test_usage_errors_are_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, "train", "--vocab-size", "many")
+    assert code == 2
+    assert err.strip().splitlines() == [
+        "tokensmith train: error: argument --vocab-size: invalid int value: 'many' "
+        "(see tokensmith train --help)"]
+
+
+def test_compare_fails_when_a_tokenizer_cannot_be_loaded(
+        tok_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "compare", str(tok_path), str(tmp_path / "missing.json"),
+                         "--string", "hello world", "--no-diagnostics")
+    assert code == 1
+    assert "tok" in out  # what could be measured is shown
+    assert "missing could not be loaded" in err

@@ -185,7 +185,10 @@ def cmd_compare(args: argparse.Namespace) -> int:
         print(comp.to_json())
     else:
         print(comp.table("markdown" if args.markdown else "text"))
-    return 0
+    # (the others were measured and shown; the run still did not do all it was asked)
+    for name, why in comp.unloaded.items():
+        print(f"tokensmith: error: {name} could not be loaded: {why}", file=sys.stderr)
+    return 1 if comp.unloaded else 0
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:

@@ -17,7 +17,7 @@ import sys
 import traceback
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, NoReturn, TextIO
 
 from . import __version__, patterns
 from .errors import CorpusEncodingError, DisallowedSpecialTokenError, TokenizerError
@@ -89,7 +89,11 @@ def _read_text(args: argparse.Namespace) -> str:
     if args.file is not None and args.file != "-":
         return _utf8(Path(args.file).read_bytes(), args.file)
     if args.text is not None and args.text != "-":
-        return str(args.text)
+        text = str(args.text)
+        if "\n" not in text and len(text) < 4096 and Path(text).is_file():
+            print(f"tokensmith: note: {text!r} is used as the text itself; to read the "
+                  f"file it names, use --file {text}", file=sys.stderr)
+        return text
     if args.file is None and args.text is None and _stdin_is_terminal():
         raise CommandError(
             "no text: give it as an argument, with --file FILE, or pipe it in "
@@ -792,10 +796,24 @@ def _add_color(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-color", action="store_true", help="same as --color never")
 
 
+TOKENIZER_HELP = ("a tokenizer file (tokenizer.json, .model, .tiktoken, vocab.txt, vocab.json), "
+                  "a folder holding one, or a name (cl100k_base, gpt-4o, org/name from the "
+                  "Hugging Face cache)")
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors: the message and where the help is, not the whole
+    usage block (``--help`` still prints it)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="tokensmith",
-        description="Train, inspect and use subword tokenizers (BPE) from the command line.",
+        description=("Train, inspect, measure, change and use subword tokenizers (BPE, "
+                     "WordPiece, Unigram) from the command line."),
         epilog=_TOP_EPILOG,
         formatter_class=_Formatter,
     )
@@ -805,7 +823,8 @@ def build_parser() -> argparse.ArgumentParser:
     # train
     p = sub.add_parser(
         "train", help="train a tokenizer on text files and save tokenizer.json",
-        description="Train a BPE tokenizer on files (or standard input) and save it.",
+        description=("Train a tokenizer (byte-level or character-level BPE, WordPiece, "
+                     "Unigram, SentencePiece BPE) on files (or standard input) and save it."),
         epilog=_TRAIN_EPILOG, formatter_class=_Formatter,
     )
     p.add_argument("files", nargs="+", metavar="FILES",
@@ -866,7 +885,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=_ENCODE_EPILOG, formatter_class=_Formatter,
     )
     p.add_argument("tokenizer", metavar="TOKENIZER",
-                   help="tokenizer.json, a folder with one, or vocab.json (+ merges.txt)")
+                   help=TOKENIZER_HELP)
     _add_text_source(p)
     p.add_argument("-s", "--show", action="store_true", help="draw the token boundaries")
     p.add_argument("--ids", action="store_true",
@@ -886,7 +905,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Decode token ids (arguments or standard input) to text.",
         epilog=_DECODE_EPILOG, formatter_class=_Formatter,
     )
-    p.add_argument("tokenizer", metavar="TOKENIZER", help="tokenizer.json or a folder with one")
+    p.add_argument("tokenizer", metavar="TOKENIZER", help=TOKENIZER_HELP)
     p.add_argument("ids", nargs="*", metavar="IDS",
                    help="token ids (spaces, commas or a JSON list); none: read standard input")
     p.add_argument("--skip-special", action="store_true", help="leave special tokens out")
@@ -900,7 +919,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Print how many tokens a text encodes to.",
         epilog=_COUNT_EPILOG, formatter_class=_Formatter,
     )
-    p.add_argument("tokenizer", metavar="TOKENIZER", help="tokenizer.json or a folder with one")
+    p.add_argument("tokenizer", metavar="TOKENIZER", help=TOKENIZER_HELP)
     _add_text_source(p)
     p.set_defaults(func=cmd_count)
 
@@ -932,7 +951,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "longest tokens and pipeline components.",
         epilog=_INSPECT_EPILOG, formatter_class=_Formatter,
     )
-    p.add_argument("tokenizer", metavar="TOKENIZER", help="tokenizer.json or a folder with one")
+    p.add_argument("tokenizer", metavar="TOKENIZER", help=TOKENIZER_HELP)
     p.add_argument("--top", type=int, default=8, metavar="N",
                    help="how many first/last merges and longest tokens to list (default 8)")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
@@ -1014,6 +1033,12 @@ def main(argv: list[str] | None = None) -> int:
                 and not extra[0].startswith("-")):
             args.text = extra[0]
         elif extra:
+            if getattr(args, "text", None) is not None and not extra[0].startswith("-"):
+                # (`tokensmith encode TOK hello world`: the shell split the text)
+                _err(f"unrecognized arguments: {' '.join(extra)}; quote a text that has "
+                     f"spaces: tokensmith {args.command} TOKENIZER "
+                     f"'{args.text} {' '.join(extra)}'")
+                return EXIT_USAGE
             parser.parse_args(argv)  # reports the unrecognized arguments and exits
     except SystemExit as e:  # --help, --version, or a usage error (argparse printed it)
         if e.code is None:

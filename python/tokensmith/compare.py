@@ -82,6 +82,8 @@ class Comparison:
     diagnostics: dict[str, Any] = field(default_factory=dict)
     """``name -> tokensmith.diagnostics.Diagnostics`` when asked for."""
     warnings: list[str] = field(default_factory=list)
+    unloaded: dict[str, str] = field(default_factory=dict)
+    """``name -> why`` for each tokenizer that could not be loaded (left out above)."""
 
     # -------------------------------------------------------------- output
     def to_dict(self) -> dict[str, Any]:
@@ -403,6 +405,7 @@ def compare(
     merges over time).
     """
     warnings: list[str] = []
+    unloaded: dict[str, str] = {}
     loaded: list[tuple[str, Tokenizer]] = []
     for name, source in _named_sources(tokenizers, names):
         if isinstance(source, Tokenizer):
@@ -414,6 +417,7 @@ def compare(
             loaded.append((name, load(source)))
         except (TokenizerError, OSError) as e:
             warnings.append(f"{name}: could not load {os.fspath(source)!r}: {e}")
+            unloaded[name] = str(e)
     if not loaded:
         raise EvaluationError(
             "no tokenizer could be loaded" + (": " + "; ".join(warnings) if warnings else "")
@@ -435,6 +439,7 @@ def compare(
         vocab_sizes={n: _kinds(t).ordinary for n, t in loaded},
         corpora=list(kept),
         results={},
+        unloaded=unloaded,
     )
     for name, tok in loaded:
         per: dict[str, Evaluation] = {}

@@ -262,7 +262,8 @@ def _format_of(dst: Path, explicit: str | None) -> Format:
     raise ConversionError(
         f"{dst}: cannot tell the format from the name; end it in .json (tokenizer.json), "
         f".tiktoken, vocab.json (with merges.txt beside it), .model (SentencePiece), "
-        f"vocab.txt (BERT), or pass format="
+        f"vocab.txt (BERT), end it in / for a folder, or name the format (format=... in "
+        f"Python, --format on the command line)"
     )
 
 
@@ -383,6 +384,9 @@ def convert(
     """
     tok = _load_source(src)
     dst_path = Path(dst)
+    if os.fspath(dst).endswith(("/", os.sep)):
+        # a folder, made if need be: tokenizer.json (or the named format's files) in it
+        dst_path.mkdir(parents=True, exist_ok=True)
     fmt = _format_of(dst_path, format)
     targets = _targets(dst_path, fmt)
     if check_text is None:
