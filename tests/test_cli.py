@@ -438,3 +438,21 @@ def test_compare_fails_when_a_tokenizer_cannot_be_loaded(
     assert code == 1
     assert "tok" in out  # what could be measured is shown
     assert "missing could not be loaded" in err
+
+
+def test_train_on_a_folder_leaves_out_hidden_and_binary_files(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = tmp_path / "repo"
+    (folder / ".git" / "objects").mkdir(parents=True)
+    (folder / ".git" / "objects" / "ab").write_text("zzzz " * 500)  # would be learned
+    (folder / "docs").mkdir()
+    (folder / "docs" / "a.txt").write_text("hello world, the cats sat on the mat\n" * 50)
+    (folder / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" * 40)
+    out = tmp_path / "tok.json"
+    with pytest.warns(UserWarning, match=r"left out 1 binary file\(s\): logo.png"):
+        code, _, _ = run(capsys, "train", str(folder), "--vocab-size", "300", "--out", str(out),
+                         "-q")
+    assert code == 0
+    vocab = ts.load(out).get_vocab()
+    assert "zz" not in vocab and "zzzz" not in vocab  # .git was not read
+    assert not any("PNG" in t for t in vocab)

@@ -48,9 +48,9 @@ def expand(files: Files) -> list[Path]:
                 raise CorpusError(f"{s}: the pattern matches no file")
             out.extend(Path(m) for m in matches if Path(m).is_file())
         elif Path(s).is_dir():
-            found = sorted(p for p in Path(s).rglob("*") if p.is_file())
+            found = _folder_files(Path(s))
             if not found:
-                raise CorpusError(f"{s}: the folder has no files")
+                raise CorpusError(f"{s}: the folder has no text files")
             out.extend(found)
         elif Path(s).is_file():
             out.append(Path(s))
@@ -60,6 +60,37 @@ def expand(files: Files) -> list[Path]:
             )
     seen: set[Path] = set()
     return [p for p in out if not (p in seen or seen.add(p))]
+
+
+def _folder_files(folder: Path) -> list[Path]:
+    """The text files under ``folder``, sorted: hidden files and folders (``.git`` …) are
+    left out, and so are binary files (a NUL byte in their first 8 KB), with a warning
+    that names them; compressed corpora (``.gz`` …) are kept."""
+    kept: list[Path] = []
+    binary: list[Path] = []
+    for p in sorted(folder.rglob("*")):
+        if any(part.startswith(".") for part in p.relative_to(folder).parts) or not p.is_file():
+            continue
+        if p.suffix.lower() not in _OPENERS and _looks_binary(p):
+            binary.append(p)
+        else:
+            kept.append(p)
+    if binary:
+        import warnings
+
+        shown = ", ".join(str(p.relative_to(folder)) for p in binary[:3])
+        more = f" and {len(binary) - 3} more" if len(binary) > 3 else ""
+        warnings.warn(f"{folder}: left out {len(binary)} binary file(s): {shown}{more}",
+                      stacklevel=3)
+    return kept
+
+
+def _looks_binary(path: Path) -> bool:
+    try:
+        with open(path, "rb") as f:
+            return b"\x00" in f.read(8192)
+    except OSError:
+        return False  # (reading it later reports the problem)
 
 
 def _decode(data: bytes, errors: str, path: Path, offset: int) -> str:
