@@ -456,3 +456,13 @@ def test_train_on_a_folder_leaves_out_hidden_and_binary_files(
     vocab = ts.load(out).get_vocab()
     assert "zz" not in vocab and "zzzz" not in vocab  # .git was not read
     assert not any("PNG" in t for t in vocab)
+
+
+def test_encode_and_count_print_json(tok_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tok = ts.load(tok_path)
+    code, out, _ = run(capsys, "encode", str(tok_path), "héllo world", "--json")
+    data = json.loads(out)
+    assert code == 0 and data["ids"] == tok.encode("héllo world")
+    assert len(data["tokens"]) == len(data["ids"])
+    code, out, _ = run(capsys, "count", str(tok_path), "héllo world", "--json")
+    assert json.loads(out) == {"tokens": len(data["ids"]), "characters": 11, "bytes": 12}

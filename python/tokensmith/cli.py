@@ -381,6 +381,9 @@ def cmd_encode(args: argparse.Namespace) -> int:
             print(render(items, show_ids=args.ids, **opts).rstrip("\n"))
             n = sum(1 for p in items if p.id is not None)
             print(f"({summary(text, n)})")
+        elif args.json:
+            enc = tok.encode_full(text, **policy)
+            print(json.dumps({"ids": enc.ids, "tokens": enc.tokens}, ensure_ascii=False))
         elif not args.html:
             ids = tok.encode(text, **policy)
             print(" ".join(map(str, ids)))
@@ -441,7 +444,12 @@ def cmd_count(args: argparse.Namespace) -> int:
     tok = _load(args.tokenizer)
     text = _read_text(args)
     try:
-        print(tok.count(text, **_special_policy(args)))
+        n = tok.count(text, **_special_policy(args))
+        if args.json:
+            print(json.dumps({"tokens": n, "characters": len(text),
+                              "bytes": len(text.encode("utf-8", "surrogatepass"))}))
+        else:
+            print(n)
     except DisallowedSpecialTokenError as e:
         raise _cli_special_error(e) from None
     return EXIT_OK
@@ -887,6 +895,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("tokenizer", metavar="TOKENIZER",
                    help=TOKENIZER_HELP)
     _add_text_source(p)
+    p.add_argument("--json", action="store_true",
+                   help="print {ids, tokens} as JSON (tokens: the token strings)")
     p.add_argument("-s", "--show", action="store_true", help="draw the token boundaries")
     p.add_argument("--ids", action="store_true",
                    help="draw the boundaries with each token's id after it (implies --show)")
@@ -921,6 +931,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("tokenizer", metavar="TOKENIZER", help=TOKENIZER_HELP)
     _add_text_source(p)
+    p.add_argument("--json", action="store_true",
+                   help="print {tokens, characters, bytes} as JSON")
     p.set_defaults(func=cmd_count)
 
     # convert
