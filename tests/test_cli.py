@@ -419,8 +419,8 @@ def test_an_unquoted_text_is_a_one_line_error_with_the_fix(
     code, _, err = run(capsys, "encode", str(tok_path), "hello", "world")
     assert code == 2
     assert err.strip().splitlines() == [
-        f"tokensmith: error: unrecognized arguments: world; quote a text that has spaces: "
-        f"tokensmith encode TOKENIZER 'hello world'"]
+        "tokensmith: error: unrecognized arguments: world; quote a text that has spaces: "
+        "tokensmith encode TOKENIZER 'hello world'"]
 
 
 def test_usage_errors_are_one_line(capsys: pytest.CaptureFixture[str]) -> None:

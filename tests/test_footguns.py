@@ -69,3 +69,60 @@ def test_inspect_diagnose_and_the_file_count_merges_alike(
     assert d.merges == info["merges"] == len(tok.merges) == len(saved) == 233_378
     assert d.merged_tokens == info["merged_tokens"] == 100_000
     assert "233,378 merges making 100,000 tokens" in d.summary()
+
+
+@pytest.mark.parametrize("model, typo, meant", [
+    ("bpe", "min_freq", "min_frequency"), ("wordpiece", "special_token", "special_tokens"),
+    ("unigram", "seed_sise", "seed_size"), ("sentencepiece-bpe", "max_piece_len",
+                                            "max_piece_length")])
+def test_a_misspelt_option_is_refused_with_the_name_meant(model: str, typo: str,
+                                                          meant: str) -> None:
+    from tokensmith.errors import UnknownOptionError
+
+    with pytest.raises(UnknownOptionError, match=f"did you mean {meant}=") as info:
+        ts.train(texts=TEXTS, model=model, vocab_size=300, **{typo: 1})
+    assert isinstance(info.value, TypeError)  # as Python's own unexpected keyword
+
+
+def test_the_typed_signatures_list_each_trainers_options() -> None:
+    import inspect
+    import sys
+    import typing
+
+    if sys.version_info < (3, 11):
+        pytest.skip("typing.get_overloads needs Python 3.11")
+    from tokensmith import trainers
+
+    def keywords(fn: object) -> dict[str, str]:
+        params = inspect.signature(fn).parameters.items()  # type: ignore[arg-type]
+        return {n: str(p.annotation) for n, p in params
+                if p.kind is inspect.Parameter.KEYWORD_ONLY and n not in ("texts", "model")}
+
+    overloads = typing.get_overloads(trainers.train)
+    assert len(overloads) == 4
+    for fn, model in ((ts.train_bpe, "bpe"), (ts.train_wordpiece, "wordpiece"),
+                      (ts.train_unigram, "unigram"),
+                      (ts.train_sentencepiece_bpe, "sentencepiece-bpe")):
+        typed = next(o for o in overloads
+                     if model in str(inspect.signature(o).parameters["model"].annotation))
+        assert keywords(typed) == keywords(fn), model
+
+
+@pytest.mark.parametrize("model", ["bpe", "wordpiece", "unigram"])
+def test_text_field_names_the_jsonl_field(tmp_path, model: str) -> None:  # type: ignore[no-untyped-def]
+    import json
+
+    from tokensmith import cli
+
+    path = tmp_path / "docs.jsonl"
+    path.write_text("".join(json.dumps({"id": i, "body": t}) + "\n"
+                            for i, t in enumerate(TEXTS)), encoding="utf-8")
+    tok = ts.train([path], model=model, vocab_size=300, text_field="body")
+    word = next(w for w in TEXTS[0].split() if w.isalpha()).lower()
+    ids = tok.encode(word, add_special_tokens=False)
+    assert tok.decode(ids).strip().lower() == word  # learned from the "body" fields
+    with pytest.raises(ts.CorpusError, match="no string field 'text'"):
+        ts.train([path], model=model, vocab_size=300)
+    out = tmp_path / "tok.json"
+    assert cli.main(["train", str(path), "--model", model, "--vocab-size", "300",
+                     "--text-field", "body", "--out", str(out), "-q"]) == 0

@@ -68,8 +68,17 @@ def test_unknown_rank_file_says_what_it_needs(tmp_path: Path) -> None:
 
 
 def test_not_a_tokenizer_is_refused_by_content(tmp_path: Path) -> None:
-    (tmp_path / "tokenizer.model").write_bytes(b"\x00\x01\x02\xff\xfe\x80" * 100)
+    garbage = b"\x00\x01\x02\xff\xfe\x80" * 100
+    (tmp_path / "weights.bin").write_bytes(garbage)
     with pytest.raises(UnsupportedComponentError, match="told by their content"):
+        ts.load(tmp_path / "weights.bin")
+    # a plain text file is no vocabulary unless its name or its lines say so
+    (tmp_path / "notes.txt").write_text("hello\nworld\n")
+    with pytest.raises(UnsupportedComponentError, match="told by their content"):
+        ts.load(tmp_path / "notes.txt")
+    # content that says nothing under a telling name: that format's reader explains
+    (tmp_path / "tokenizer.model").write_bytes(garbage)
+    with pytest.raises(TokenizerFormatError, match="ModelProto"):
         ts.load(tmp_path / "tokenizer.model")
     (tmp_path / "tokenizer_config.json").write_text('{"model_max_length": 8}')
     with pytest.raises(TokenizerFormatError, match="load the tokenizer.json"):

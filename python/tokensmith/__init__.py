@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING, Any
 
 from . import _hf_cache, compare, errors, evaluate, patterns
 from .diagnostics import diagnose
@@ -44,7 +45,26 @@ from .surgery import (
 from .tokenizer import Encoding, Tokenizer
 from .trainers import train, train_bpe
 
+if TYPE_CHECKING:
+    from ._train_sentencepiece import train_sentencepiece_bpe, train_unigram
+    from ._train_wordpiece import train_wordpiece
+
 __version__ = "0.1.0"
+
+# trainers imported on first use (they bring their formats' modules along)
+_LAZY = {
+    "train_wordpiece": "._train_wordpiece",
+    "train_unigram": "._train_sentencepiece",
+    "train_sentencepiece_bpe": "._train_sentencepiece",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name], __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 # A forked child has no copy of the parent's worker threads: drop the pools so
 # the child starts its own (multiprocessing and data loaders fork).
@@ -59,6 +79,9 @@ __all__ = [
     "load",
     "train",
     "train_bpe",
+    "train_wordpiece",
+    "train_unigram",
+    "train_sentencepiece_bpe",
     "diagnose",
     "add_tokens",
     "extend",

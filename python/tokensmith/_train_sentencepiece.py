@@ -44,6 +44,7 @@ def _count(
     errors: str,
     verbose: bool,
     out: TextIO,
+    text_field: str = "text",
 ) -> Any:
     """Words as SentencePiece reads them: each line normalized on its own, cut before `▁`."""
     normalizer = {
@@ -64,7 +65,7 @@ def _count(
                   "space_cut": _space_cut(add_dummy_prefix, remove_extra_whitespaces,
                                           treat_whitespace_as_suffix)}
     return count_corpus(components, files, texts, errors, verbose=verbose, out=out,
-                        what="words")
+                        what="words", text_field=text_field)
 
 
 def _space_cut(add_dummy_prefix: bool, remove_extra_whitespaces: bool,
@@ -216,6 +217,7 @@ def train_unigram(
     remove_extra_whitespaces: bool = True,
     hard_vocab_limit: bool = True,
     errors: Literal["strict", "replace", "skip"] = "strict",
+    text_field: str = "text",
     verbose: bool = False,
     progress: bool | None = None,
     stream: TextIO | None = None,
@@ -259,7 +261,7 @@ def train_unigram(
     counter = _count(files, texts, add_dummy_prefix=add_dummy_prefix,
                      remove_extra_whitespaces=remove_extra_whitespaces,
                      treat_whitespace_as_suffix=treat_whitespace_as_suffix,
-                     errors=errors, verbose=verbose, out=out)
+                     errors=errors, verbose=verbose, out=out, text_field=text_field)
     events = TrainingEvents(verbose, progress, out, callback, "‰ of pruning")
     t1 = time.monotonic()
     learned, dropped = counter.train_unigram(
@@ -309,6 +311,7 @@ def train_sentencepiece_bpe(
     remove_extra_whitespaces: bool = True,
     hard_vocab_limit: bool = True,
     errors: Literal["strict", "replace", "skip"] = "strict",
+    text_field: str = "text",
     verbose: bool = False,
     trace: int = 20,
     progress: bool | None = None,
@@ -343,7 +346,7 @@ def train_sentencepiece_bpe(
     counter = _count(files, texts, add_dummy_prefix=add_dummy_prefix,
                      remove_extra_whitespaces=remove_extra_whitespaces,
                      treat_whitespace_as_suffix=treat_whitespace_as_suffix,
-                     errors=errors, verbose=verbose, out=out)
+                     errors=errors, verbose=verbose, out=out, text_field=text_field)
     events = TrainingEvents(verbose, progress, out, callback, "merges")
     want = vocab_size - len(meta)
     # a merged string can arise twice (ab+c, a+bc): ask for a few more, keep the first

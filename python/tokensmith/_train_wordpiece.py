@@ -40,6 +40,7 @@ def train_wordpiece(
     handle_chinese_chars: bool = True,
     max_input_chars_per_word: int = 100,
     errors: Literal["strict", "replace", "skip"] = "strict",
+    text_field: str = "text",
     verbose: bool = False,
     trace: int = 20,
     progress: bool | None = None,
@@ -100,7 +101,8 @@ def train_wordpiece(
                   "strip_accents": strip_accents, "lowercase": lowercase}
     pre = {"type": "BertPreTokenizer"}
     counter = count_corpus({"normalizer": normalizer, "pre_tokenizer": pre}, files, texts,
-                           errors, verbose=verbose, out=out, what="words")
+                           errors, verbose=verbose, out=out, what="words",
+                           text_field=text_field)
 
     events = TrainingEvents(verbose, progress, out, callback, "tokens")
 

@@ -246,8 +246,8 @@ def cmd_train(args: argparse.Namespace) -> int:
             raise CommandError("--char-level and --max-token-length apply to --model bpe")
         options: dict[str, object] = {
             "lowercase": True,  # as BERT's uncased vocabularies
-            "errors": args.errors, "verbose": verbose, "trace": args.trace,
-            "progress": verbose,
+            "errors": args.errors, "text_field": args.text_field, "verbose": verbose,
+            "trace": args.trace, "progress": verbose,
         }
         if args.min_frequency is not None:
             options["min_frequency"] = args.min_frequency
@@ -282,6 +282,7 @@ def cmd_train(args: argparse.Namespace) -> int:
             lowercase=args.lowercase,
             normalizer=args.normalizer,
             errors=args.errors,
+            text_field=args.text_field,
             verbose=verbose,
             trace=args.trace,
             progress=verbose,
@@ -325,8 +326,8 @@ def _train_sentencepiece(args: argparse.Namespace, files: list[str],
         if used:
             raise CommandError(f"{flag} does not apply to --model {args.model}")
     options: dict[str, object] = {
-        "errors": args.errors, "verbose": verbose, "progress": verbose,
-        "byte_fallback": args.byte_fallback,
+        "errors": args.errors, "text_field": args.text_field, "verbose": verbose,
+        "progress": verbose, "byte_fallback": args.byte_fallback,
     }
     if args.model == "sentencepiece-bpe":
         options["trace"] = args.trace
@@ -878,6 +879,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="Unicode normalization applied before training and encoding")
     p.add_argument("--errors", choices=("strict", "replace", "skip"), default="strict",
                    help="invalid UTF-8 in the corpus: stop (default), U+FFFD, or drop it")
+    p.add_argument("--text-field", default="text", metavar="NAME",
+                   help="the field of .jsonl records that holds the text (default: text)")
     p.add_argument("--vocab-merges", metavar="FOLDER",
                    help="also write vocab.json + merges.txt into FOLDER")
     p.add_argument("--trace", type=int, default=20, metavar="N",

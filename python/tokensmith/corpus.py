@@ -272,6 +272,7 @@ def count_corpus(
     verbose: bool = False,
     out: Any = None,
     what: str = "pieces",
+    text_field: str = "text",
 ) -> Any:
     """A ``_core.WordCounter`` for the pipeline ``components`` (normalizer,
     pre-tokenizer, ``lines``) fed with ``files`` and ``texts``: what every trainer
@@ -293,7 +294,7 @@ def count_corpus(
         paths = expand(files)
         if verbose:
             print(f"counting words in {len(paths)} file(s) …", file=out)
-        n_bytes += feed_files(counter, paths, errors)
+        n_bytes += feed_files(counter, paths, errors, text_field)
     if texts is not None:
         if isinstance(texts, str):
             raise ConfigError("texts must be an iterable of strings, not one string; "

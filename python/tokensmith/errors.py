@@ -34,6 +34,7 @@ __all__ = [
     "CompatibilityError",
     "InternalError",
     "VocabShortfallWarning",
+    "UnknownOptionError",
 ]
 
 
@@ -43,6 +44,12 @@ class TokenizerError(ValueError):
 
 class ConfigError(TokenizerError):
     """A setting that cannot be used."""
+
+
+class UnknownOptionError(ConfigError, TypeError):
+    """A keyword argument the function does not take (``min_freq=`` for
+    ``min_frequency=``); the message suggests the closest one. A ``TypeError`` too, as
+    Python raises for an unexpected keyword argument."""
 
 
 class InvalidPatternError(ConfigError):

@@ -6,7 +6,7 @@ import json
 import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, Literal, TextIO
+from typing import Any, Literal, TextIO, overload
 
 from . import _core, patterns
 from ._limits import check_min_frequency, check_token_list, check_vocab_size, warn_shortfall
@@ -44,43 +44,198 @@ def _check_pattern(pattern: str) -> str:
     return regex
 
 
+# One signature per model, for type checkers and editors: each lists that trainer's
+# options (``tests/test_footguns.py`` checks that they match the trainers).
+@overload
 def train(
     files: Files | None = None,
     *,
     texts: Iterable[str] | None = None,
-    model: Literal["bpe", "wordpiece", "unigram", "sentencepiece-bpe"] = "bpe",
+    model: Literal["bpe"] = "bpe",
+    vocab_size: int = ...,
+    min_frequency: int = ...,
+    special_tokens: Sequence[str] = ...,
+    max_token_length: int | None = ...,
+    pattern: str = ...,
+    byte_level: bool = ...,
+    end_of_word_suffix: str | None = ...,
+    continuing_subword_prefix: str | None = ...,
+    limit_alphabet: int | None = ...,
+    unk_token: str | None = ...,
+    lowercase: bool = ...,
+    normalizer: str | None = ...,
+    errors: Literal["strict", "replace", "skip"] = ...,
+    text_field: str = ...,
+    verbose: bool = ...,
+    trace: int = ...,
+    progress: bool | None = ...,
+    stream: TextIO | None = ...,
+    callback: Callable[[str, tuple[Any, ...]], None] | None = ...,
+) -> Tokenizer: ...
+
+
+@overload
+def train(
+    files: Files | None = None,
+    *,
+    texts: Iterable[str] | None = None,
+    model: Literal["wordpiece"],
+    vocab_size: int = ...,
+    min_frequency: int = ...,
+    special_tokens: Sequence[str] = ...,
+    unk_token: str = ...,
+    cls_token: str = ...,
+    sep_token: str = ...,
+    limit_alphabet: int | None = ...,
+    continuing_subword_prefix: str = ...,
+    lowercase: bool = ...,
+    strip_accents: bool | None = ...,
+    clean_text: bool = ...,
+    handle_chinese_chars: bool = ...,
+    max_input_chars_per_word: int = ...,
+    errors: Literal["strict", "replace", "skip"] = ...,
+    text_field: str = ...,
+    verbose: bool = ...,
+    trace: int = ...,
+    progress: bool | None = ...,
+    stream: TextIO | None = ...,
+    callback: Callable[[str, tuple[Any, ...]], None] | None = ...,
+) -> Tokenizer: ...
+
+
+@overload
+def train(
+    files: Files | None = None,
+    *,
+    texts: Iterable[str] | None = None,
+    model: Literal["unigram"],
+    vocab_size: int = ...,
+    character_coverage: float = ...,
+    max_piece_length: int = ...,
+    seed_size: int = ...,
+    shrinking_factor: float = ...,
+    num_sub_iterations: int = ...,
+    byte_fallback: bool = ...,
+    unk_token: str = ...,
+    bos_token: str | None = ...,
+    eos_token: str | None = ...,
+    pad_token: str | None = ...,
+    special_tokens: Sequence[str] = ...,
+    user_defined_symbols: Sequence[str] = ...,
+    split_by_unicode_script: bool = ...,
+    split_by_number: bool = ...,
+    split_digits: bool = ...,
+    treat_whitespace_as_suffix: bool = ...,
+    add_dummy_prefix: bool = ...,
+    remove_extra_whitespaces: bool = ...,
+    hard_vocab_limit: bool = ...,
+    errors: Literal["strict", "replace", "skip"] = ...,
+    text_field: str = ...,
+    verbose: bool = ...,
+    progress: bool | None = ...,
+    stream: TextIO | None = ...,
+    callback: Callable[[str, tuple[Any, ...]], None] | None = ...,
+) -> Tokenizer: ...
+
+
+@overload
+def train(
+    files: Files | None = None,
+    *,
+    texts: Iterable[str] | None = None,
+    model: Literal["sentencepiece-bpe", "sp-bpe"],
+    vocab_size: int = ...,
+    character_coverage: float = ...,
+    max_piece_length: int = ...,
+    byte_fallback: bool = ...,
+    unk_token: str = ...,
+    bos_token: str | None = ...,
+    eos_token: str | None = ...,
+    pad_token: str | None = ...,
+    special_tokens: Sequence[str] = ...,
+    user_defined_symbols: Sequence[str] = ...,
+    split_by_unicode_script: bool = ...,
+    split_by_number: bool = ...,
+    split_digits: bool = ...,
+    treat_whitespace_as_suffix: bool = ...,
+    add_dummy_prefix: bool = ...,
+    remove_extra_whitespaces: bool = ...,
+    hard_vocab_limit: bool = ...,
+    errors: Literal["strict", "replace", "skip"] = ...,
+    text_field: str = ...,
+    verbose: bool = ...,
+    trace: int = ...,
+    progress: bool | None = ...,
+    stream: TextIO | None = ...,
+    callback: Callable[[str, tuple[Any, ...]], None] | None = ...,
+) -> Tokenizer: ...
+
+
+def train(
+    files: Files | None = None,
+    *,
+    texts: Iterable[str] | None = None,
+    model: Literal["bpe", "wordpiece", "unigram", "sentencepiece-bpe", "sp-bpe"] = "bpe",
     vocab_size: int = 32_000,
     **options: Any,
 ) -> Tokenizer:
     """Train a tokenizer on files (paths, folders, globs) and/or an iterable of strings.
 
-    ``model="bpe"`` trains byte-level BPE by default (see :func:`train_bpe`
+    ``model="bpe"`` trains byte-level BPE by default (see :func:`tokensmith.train_bpe`
     for every option, among them character-level BPE with ``byte_level=False``);
     ``model="wordpiece"`` trains a BERT-style WordPiece tokenizer by likelihood
-    (see :func:`tokensmith._train_wordpiece.train_wordpiece`); ``model="unigram"``
-    and ``model="sentencepiece-bpe"`` train SentencePiece models on raw text
-    (see :func:`tokensmith._train_sentencepiece.train_unigram` and
-    :func:`~tokensmith._train_sentencepiece.train_sentencepiece_bpe`).
+    (:func:`tokensmith.train_wordpiece`); ``model="unigram"`` and
+    ``model="sentencepiece-bpe"`` train SentencePiece models on raw text
+    (:func:`tokensmith.train_unigram`, :func:`tokensmith.train_sentencepiece_bpe`).
+    The options are those functions' keyword arguments; one a model does not take is
+    refused (:class:`~tokensmith.errors.UnknownOptionError`, with the closest name)
+    before any work. ``text_field`` names the field of ``.jsonl`` records that holds
+    the text.
     """
-    kind = model.lower().replace("_", "-")
+    trainer = _trainer(model)
+    check_options(trainer, options, f"train(model={model!r})")
+    return trainer(files, texts=texts, vocab_size=vocab_size, **options)  # type: ignore[no-any-return]
+
+
+def _trainer(model: str) -> Callable[..., Tokenizer]:
+    """The training function of a ``model`` name."""
+    kind = model.lower().replace("_", "-") if isinstance(model, str) else ""
     if kind == "wordpiece":
         from ._train_wordpiece import train_wordpiece
 
-        return train_wordpiece(files, texts=texts, vocab_size=vocab_size, **options)
+        return train_wordpiece
     if kind == "unigram":
         from ._train_sentencepiece import train_unigram
 
-        return train_unigram(files, texts=texts, vocab_size=vocab_size, **options)
+        return train_unigram
     if kind in ("sentencepiece-bpe", "sp-bpe"):
         from ._train_sentencepiece import train_sentencepiece_bpe
 
-        return train_sentencepiece_bpe(files, texts=texts, vocab_size=vocab_size, **options)
+        return train_sentencepiece_bpe
     if kind != "bpe":
         raise ConfigError(
             f"model={model!r}: choose 'bpe' (byte-level or character-level BPE), 'wordpiece', "
             f"'unigram' or 'sentencepiece-bpe'"
         )
-    return train_bpe(files, texts=texts, vocab_size=vocab_size, **options)
+    return train_bpe
+
+
+def check_options(function: Callable[..., Any], options: dict[str, Any], what: str) -> None:
+    """Refuse keyword arguments ``function`` does not take, naming the closest one
+    (:class:`~tokensmith.errors.UnknownOptionError`), before any work is done."""
+    import difflib
+    import inspect
+
+    from .errors import UnknownOptionError
+
+    known = [n for n, p in inspect.signature(function).parameters.items()
+             if p.kind is inspect.Parameter.KEYWORD_ONLY]
+    for name in options:
+        if name not in known:
+            close = difflib.get_close_matches(name, known, n=1)
+            hint = f"did you mean {close[0]}=? " if close else ""
+            raise UnknownOptionError(f"{what} has no option {name!r}: {hint}its options are "
+                                     f"{', '.join(known)}")
 
 
 def train_bpe(
@@ -100,6 +255,7 @@ def train_bpe(
     lowercase: bool = False,
     normalizer: str | None = None,
     errors: Literal["strict", "replace", "skip"] = "strict",
+    text_field: str = "text",
     verbose: bool = False,
     trace: int = 20,
     progress: bool | None = None,
@@ -176,7 +332,8 @@ def train_bpe(
                    if end_of_word_suffix else {"type": "Fuse"})
     components = {"normalizer": norm, "pre_tokenizer": pre}
 
-    counter = count_corpus(components, files, texts, errors, verbose=verbose, out=out)
+    counter = count_corpus(components, files, texts, errors, verbose=verbose, out=out,
+                           text_field=text_field)
 
     events = TrainingEvents(verbose, progress, out, callback, "merges")
 
