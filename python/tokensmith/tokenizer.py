@@ -14,6 +14,7 @@ from .errors import DisallowedSpecialTokenError, TokenIdTypeError
 if TYPE_CHECKING:
     import numpy as np
 
+    from ._batch import BatchEncoding
     from .streaming import StreamDecoder
     from .surgery.prune import IdMap
 
@@ -79,6 +80,28 @@ class Tokenizer:
             self.__dict__["encode"] = fast.encode
         if type(self).count is Tokenizer.count:
             self.__dict__["count"] = fast.count
+
+    # ------------------------------------------------------- model inputs
+    def __call__(self, text: str | Sequence[str], text_pair: str | Sequence[str] | None = None,
+                 **options: Any) -> BatchEncoding:
+        """Model inputs, the Hugging Face way: ``tok(["a text", "another"], padding=True,
+        truncation=True, max_length=128, return_tensors="np")`` gives ``input_ids``,
+        ``attention_mask`` and, for pairs (``text_pair=``), ``token_type_ids``, as
+        ``tokenizers`` with padding and truncation enabled does (special-token text is
+        taken as the special token, as there).
+
+        Options: ``add_special_tokens`` (True), ``padding`` (False, True/"longest",
+        "max_length"), ``truncation`` (False, True/"longest_first"), ``max_length``,
+        ``pad_to_multiple_of``, ``padding_side`` ("right"/"left"), ``pad_token`` (else
+        the file's padding settings or a ``[PAD]``/``<pad>`` special token),
+        ``return_tensors`` (None for lists, "np"), ``return_token_type_ids``,
+        ``return_attention_mask`` (True), ``allowed_special`` ("all").
+        """
+        from ._batch import call
+        from .trainers import check_options
+
+        check_options(call, options, "Tokenizer.__call__")
+        return call(self, text, text_pair, **options)
 
     # ----------------------------------------------------------- pickling
     # What __init__ derives from the core (not pickled: made again on load).
