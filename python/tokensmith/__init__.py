@@ -9,7 +9,7 @@
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from . import _hf_cache, compare, errors, evaluate, patterns
 from .diagnostics import diagnose
@@ -116,7 +116,8 @@ __all__ = [
 ]
 
 
-def load(path_or_name: str | os.PathLike[str], *, offline: bool = False) -> Tokenizer:
+def load(path_or_name: str | os.PathLike[str], *, offline: bool = False,
+         special_tokens: Literal["tiktoken", "hf"] = "tiktoken") -> Tokenizer:
     """Load a tokenizer from a file, a folder, or a known name.
 
     A path (``tokenizer.json``, ``*.tiktoken``, ``vocab.json`` + ``merges.txt``,
@@ -131,7 +132,20 @@ def load(path_or_name: str | os.PathLike[str], *, offline: bool = False) -> Toke
     the places searched and how to provide the file. See :mod:`tokensmith.pretrained`.
     An OpenAI model name (``"gpt-4o"``) loads its encoding; a Hugging Face
     repository name (``"org/name"``) loads from the local Hugging Face cache.
+
+    ``special_tokens="hf"`` gives the tokenizer the defaults of Hugging Face
+    ``tokenizers`` (:meth:`Tokenizer.hf`): special-token text is the special token and
+    ``decode`` leaves special tokens out. The default, ``"tiktoken"``, refuses such
+    text unless a call says what it is, and ``decode`` keeps every token.
     """
+    if special_tokens not in ("tiktoken", "hf"):
+        raise errors.ConfigError(f"special_tokens={special_tokens!r}: use 'tiktoken' "
+                                 f"(the default) or 'hf'")
+    tok = _load(path_or_name, offline=offline)
+    return tok.hf() if special_tokens == "hf" else tok
+
+
+def _load(path_or_name: str | os.PathLike[str], *, offline: bool) -> Tokenizer:
     if isinstance(path_or_name, str) and not os.path.exists(path_or_name):
         from . import pretrained
 

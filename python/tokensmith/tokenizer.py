@@ -81,6 +81,15 @@ class Tokenizer:
         if type(self).count is Tokenizer.count:
             self.__dict__["count"] = fast.count
 
+    def hf(self) -> Tokenizer:
+        """This tokenizer with the defaults of Hugging Face ``tokenizers``: text that
+        spells a special token is that token (``allowed_special="all"``), and ``decode``
+        leaves special tokens out (``skip_special_tokens=True``). Same ids, same core;
+        every call may still say otherwise."""
+        from ._hf_mode import hf_view
+
+        return hf_view(self)
+
     # ------------------------------------------------------- model inputs
     def __call__(self, text: str | Sequence[str], text_pair: str | Sequence[str] | None = None,
                  **options: Any) -> BatchEncoding:
