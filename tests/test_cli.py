@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import random
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -466,3 +467,19 @@ def test_encode_and_count_print_json(tok_path: Path, capsys: pytest.CaptureFixtu
     assert len(data["tokens"]) == len(data["ids"])
     code, out, _ = run(capsys, "count", str(tok_path), "héllo world", "--json")
     assert json.loads(out) == {"tokens": len(data["ids"]), "characters": 11, "bytes": 12}
+
+
+@pytest.mark.skipif(not shutil.which("bash"), reason="needs bash")
+def test_bash_completion_knows_commands_and_options(capsys: pytest.CaptureFixture[str]) -> None:
+    code, script, _ = run(capsys, "completion", "bash")
+    assert code == 0
+    probe = '_tokensmith; echo "${COMPREPLY[*]}"'
+
+    def complete(*words: str) -> list[str]:
+        setup = f"COMP_WORDS=({' '.join(words)}); COMP_CWORD={len(words) - 1}; "
+        done = subprocess.run(["bash", "-c", script + setup + probe], capture_output=True,
+                              text=True, check=True)
+        return done.stdout.split()
+    assert complete("tokensmith", "ext") == ["extend"]
+    assert "--json" in complete("tokensmith", "count", "--")
+    assert complete("tokensmith", "train", "--text-f") == ["--text-field"]

@@ -1019,6 +1019,11 @@ def build_parser() -> argparse.ArgumentParser:
     from ._cli_surgery import add_commands as add_surgery_commands
 
     add_surgery_commands(sub, _Formatter)
+
+    # completion
+    from ._cli_completion import add_command as add_completion_command
+
+    add_completion_command(sub, _Formatter)
     return parser
 
 
