@@ -1222,7 +1222,10 @@ fn _panic_for_test(message: &str) -> PyResult<()> {
     guarded(|| panic!("{message}"))
 }
 
-#[pymodule]
+// (safe without the GIL: the shared core is immutable or behind locks and atomics,
+// non-frozen classes are borrow-checked by pyo3, strings are read as immutable data,
+// and the UTF-8 cache is not read when the GIL is disabled, see `RawText::of`)
+#[pymodule(gil_used = false)]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Tokenizer>()?;
     m.add_class::<FastEncode>()?;
