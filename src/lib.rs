@@ -36,6 +36,9 @@ pub(crate) fn has_avx2() -> bool {
 }
 pub use tokenizer::Tokenizer;
 
-/// Large blocks on transparent huge pages (see `huge_pages`).
+/// Large blocks on transparent huge pages (see `huge_pages`): in the Python
+/// extension only, which is a program of its own; a Rust crate using this
+/// library keeps its own allocator.
+#[cfg(feature = "python")]
 #[global_allocator]
 static ALLOCATOR: huge_pages::HugePages = huge_pages::HugePages;
