@@ -187,7 +187,14 @@ impl FastEncode {
         })
     }
 
-    #[pyo3(signature = (text, *, allowed_special = Given::Absent, disallowed_special = Given::Absent, add_special_tokens = true))]
+    /// Token ids of ``text``.
+    ///
+    /// Text that spells a special token is refused (``DisallowedSpecialTokenError``)
+    /// unless ``allowed_special`` names it (or is ``"all"``), which encodes it as the
+    /// special token, or ``disallowed_special=()``, which encodes it as ordinary text.
+    /// ``add_special_tokens`` lets the post-processor add its tokens (BOS, CLS/SEP …)
+    /// when the tokenizer has one.
+    #[pyo3(signature = (text, *, allowed_special = Given::Absent, disallowed_special = Given::Absent, add_special_tokens = true), text_signature = "($self, text, *, allowed_special=(), disallowed_special='all', add_special_tokens=True)")]
     fn encode<'py>(
         &self,
         py: Python<'py>,
@@ -204,7 +211,8 @@ impl FastEncode {
         )
     }
 
-    #[pyo3(signature = (text, *, allowed_special = Given::Absent, disallowed_special = Given::Absent, add_special_tokens = true))]
+    /// Number of tokens of ``text`` (the arguments as for ``encode``).
+    #[pyo3(signature = (text, *, allowed_special = Given::Absent, disallowed_special = Given::Absent, add_special_tokens = true), text_signature = "($self, text, *, allowed_special=(), disallowed_special='all', add_special_tokens=True)")]
     fn count<'py>(
         &self,
         py: Python<'py>,
