@@ -444,3 +444,40 @@ def test_every_string_storage_kind(pair) -> None:
         clean = real.encode_ordinary(text + "\ufffd" + text)
         assert tok.encode(bad) == clean
         assert tok.encode_batch(texts[:9] + [bad]) == want[:9] + [clean]
+
+
+# ------------------------------------------------- tiktoken's private encoders, submodules
+def test_private_encoders_match_tiktoken(pair) -> None:
+    facade, real = pair
+    pieces = ["hello", " world", "  \n\n ", "中文", "x" * 40, "don't"]  # (tiktoken panics on "")
+    for piece in pieces:
+        assert facade._encode_single_piece(piece) == real._encode_single_piece(piece), piece
+        assert facade._encode_single_piece(piece.encode()) == real._encode_single_piece(
+            piece.encode())
+    for text in strings()[:40] + ["hello world  \n\n  x", "a\n \nb"]:
+        assert facade._encode_only_native_bpe(text) == real._encode_only_native_bpe(text)
+    rng = random.Random(7)
+    starts = [b"hello wor", b"x  \n ", "中文 ".encode(), b"", b"1234 "]
+    for _ in range(300):
+        junk = bytes(rng.randrange(256) for _ in range(rng.randrange(1, 10)))
+        data = rng.choice(starts) + junk + rng.choice([b"", b" \n", "中".encode()[:2]])
+        assert facade._encode_bytes(data) == real._encode_bytes(data), data
+
+
+def test_submodules_are_tiktokens(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import tiktoken.load as real_load
+    from tokensmith.compat.tiktoken import core, load, model, registry
+
+    assert core.Encoding is ct.Encoding
+    assert registry.get_encoding is ct.get_encoding and model.encoding_for_model is (
+        ct.encoding_for_model)
+    assert model.MODEL_PREFIX_TO_ENCODING is ct.MODEL_PREFIX_TO_ENCODING
+    path = str(asset("gpt2", "r50k_base.tiktoken"))
+    ranks = load.load_tiktoken_bpe(path)
+    assert ranks == real_load.load_tiktoken_bpe(path)
+    load.dump_tiktoken_bpe(ranks, str(tmp_path / "copy.tiktoken"))
+    assert (tmp_path / "copy.tiktoken").read_bytes() == Path(path).read_bytes()
+    with pytest.raises(ValueError, match="Hash mismatch"):
+        load.read_file_cached(path, "0" * 64)
+    merges, vocab = str(asset("gpt2", "merges.txt")), str(asset("gpt2", "vocab.json"))
+    assert load.data_gym_to_mergeable_bpe_ranks(merges, vocab) == ranks

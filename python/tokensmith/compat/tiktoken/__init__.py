@@ -29,11 +29,11 @@ from collections.abc import Collection, Iterable, Sequence
 from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING, Any, Literal
 
-from .. import pretrained
-from ..errors import ConfigError, DisallowedSpecialTokenError, UnsupportedComponentError
+from ... import pretrained
+from ...errors import ConfigError, DisallowedSpecialTokenError, UnsupportedComponentError
 
 if TYPE_CHECKING:
-    from ..tokenizer import Tokenizer
+    from ...tokenizer import Tokenizer
 
 __all__ = [
     "Encoding",
@@ -165,12 +165,12 @@ def get_encoding(encoding_name: str) -> Encoding:
                 f"Unknown encoding {encoding_name!r}. "
                 f"Known encodings: {', '.join(list_encoding_names())}."
             )
-        from .. import load
+        from ... import load
 
         tok = load(spec.name)
         if tok.special_tokens != spec.special_tokens:
             # p50k_edit shares p50k_base's rank file but has more special tokens.
-            from ..formats import tiktoken as tt
+            from ...formats import tiktoken as tt
 
             tok = tt.loads(
                 tt.dumps(tok).encode(), pattern=spec.pattern, special_tokens=spec.special_tokens
@@ -211,7 +211,7 @@ class Encoding:
                     f"{len(mergeable_ranks)} mergeable tokens and {len(special_tokens)} "
                     f"special tokens with a largest id of {top}"
                 )
-        from ..formats import tiktoken as tt
+        from ...formats import tiktoken as tt
 
         ranked = sorted(mergeable_ranks.items(), key=lambda kv: kv[1])
         data = b"".join(base64.b64encode(t) + b" %d\n" % r for t, r in ranked)
@@ -404,6 +404,46 @@ class Encoding:
         """:meth:`decode_bytes` over many token lists."""
         return [self._tok.decode_bytes(tokens) for tokens in batch]
 
+    # ---------------------------------------------------- tiktoken's private encoders
+    # (tiktoken's own tests and some tools call them; each gives tiktoken's ids)
+    def _encode_single_piece(self, text_or_bytes: str | bytes) -> list[int]:
+        """One piece by the ranks alone, no split pattern: its id when it is a token,
+        else the byte pair merges by rank."""
+        piece = text_or_bytes.encode("utf-8") if isinstance(text_or_bytes, str) else text_or_bytes
+        return _merge_by_rank(bytes(piece), self._mergeable_ranks)
+
+    def _encode_only_native_bpe(self, text: str) -> list[int]:
+        """The text cut by the split pattern (the ``regex`` module), each piece merged by
+        :meth:`_encode_single_piece`: the slow path tiktoken's tests compare with."""
+        pieces = _regex_module().findall(self._pat_str, text)
+        return [i for piece in pieces for i in self._encode_single_piece(piece)]
+
+    def _encode_bytes(self, data: bytes) -> list[int]:
+        """Ids of bytes that need not be UTF-8, as tiktoken makes them: the valid
+        UTF-8 start encoded as text, then its last piece (with the whitespace-only
+        tokens before it, as tiktoken widens it) and the remaining bytes merged
+        again as one piece."""
+        try:
+            return self.encode_ordinary(data.decode("utf-8"))
+        except UnicodeDecodeError as e:
+            cut = e.start
+        valid = data[:cut].decode("utf-8")
+        tokens = self.encode_ordinary(valid)
+        pieces = _regex_module().findall(self._pat_str, valid)
+        last = len(self._encode_single_piece(pieces[-1])) if pieces else 0
+
+        def all_space(token: int) -> bool:
+            return all(b in b" \n\t" for b in self.decode_single_token_bytes(token))
+
+        if last and all_space(tokens[-last]):
+            while last < len(tokens) and all_space(tokens[-last - 1]):
+                last += 1
+        tail = data[cut:]
+        if last:
+            tail = self.decode_bytes(tokens[-last:]) + tail
+            tokens = tokens[:-last]
+        return tokens + (_merge_by_rank(tail, self._mergeable_ranks) if tail else [])
+
     # ---------------------------------------------------------------- misc
     def token_byte_values(self) -> list[bytes]:
         """The bytes of every ordinary (mergeable) token, sorted."""
@@ -441,8 +481,37 @@ class Encoding:
         return self.max_token_value + 1
 
 
+def _merge_by_rank(piece: bytes, ranks: dict[bytes, int]) -> list[int]:
+    """Byte pair encoding of one piece by ranks, as tiktoken defines it: the piece's own
+    id when it is a token; else start from single bytes and join, again and again, the
+    adjacent pair whose join has the lowest rank (the leftmost of equals)."""
+    whole = ranks.get(piece)
+    if whole is not None:
+        return [whole]
+    parts = [piece[i:i + 1] for i in range(len(piece))]
+    while len(parts) > 1:
+        best, at = None, -1
+        for i in range(len(parts) - 1):
+            rank = ranks.get(parts[i] + parts[i + 1])
+            if rank is not None and (best is None or rank < best):
+                best, at = rank, i
+        if best is None:
+            break
+        parts[at:at + 2] = [parts[at] + parts[at + 1]]
+    return [ranks[p] for p in parts]
+
+
+def _regex_module():  # type: ignore[no-untyped-def]
+    """The third-party ``regex`` module, which reads tiktoken's patterns."""
+    try:
+        import regex
+    except ImportError:
+        raise ConfigError("this needs the regex module: pip install regex") from None
+    return regex
+
+
 def _rebuild(name: str, pat_str: str, json_text: str) -> Encoding:
-    from ..tokenizer import Tokenizer
+    from ...tokenizer import Tokenizer
 
     return Encoding.from_tokenizer(Tokenizer.from_str(json_text), name=name, pat_str=pat_str)
 
