@@ -169,7 +169,8 @@ def test_bad_options(model: str, texts: list[str]) -> None:
     assert tok.vocab_size < 50_000
     with pytest.raises(ts.ConfigError, match="character_coverage"):
         ts.train(texts=texts, model=model, vocab_size=400, character_coverage=1.5)
-    with pytest.raises(ts.ConfigError, match="not an option"):
+    with pytest.raises(ts.ConfigError, match="no option 'pattern': it is an option of "
+                                             "model='bpe'"):
         ts.train(texts=texts, model=model, vocab_size=400, pattern="gpt2")
     with pytest.raises(ts.EmptyCorpusError):
         ts.train(texts=["", "   "], model=model, vocab_size=400)

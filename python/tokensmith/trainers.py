@@ -193,7 +193,9 @@ def train(
     the text.
     """
     trainer = _trainer(model)
-    check_options(trainer, options, f"train(model={model!r})")
+    others = {m: _trainer(m) for m in ("bpe", "wordpiece", "unigram", "sentencepiece-bpe")
+              if _trainer(m) is not trainer}
+    check_options(trainer, options, f"train(model={model!r})", others)
     return trainer(files, texts=texts, vocab_size=vocab_size, **options)  # type: ignore[no-any-return]
 
 
@@ -220,22 +222,34 @@ def _trainer(model: str) -> Callable[..., Tokenizer]:
     return train_bpe
 
 
-def check_options(function: Callable[..., Any], options: dict[str, Any], what: str) -> None:
-    """Refuse keyword arguments ``function`` does not take, naming the closest one
-    (:class:`~tokensmith.errors.UnknownOptionError`), before any work is done."""
-    import difflib
+def _keywords(function: Callable[..., Any]) -> list[str]:
     import inspect
+
+    return [n for n, p in inspect.signature(function).parameters.items()
+            if p.kind is inspect.Parameter.KEYWORD_ONLY]
+
+
+def check_options(function: Callable[..., Any], options: dict[str, Any], what: str,
+                  others: dict[str, Callable[..., Any]] | None = None) -> None:
+    """Refuse keyword arguments ``function`` does not take, naming the closest one, or
+    the models (``others``) whose option it is (:class:`~tokensmith.errors.
+    UnknownOptionError`), before any work is done."""
+    import difflib
 
     from .errors import UnknownOptionError
 
-    known = [n for n, p in inspect.signature(function).parameters.items()
-             if p.kind is inspect.Parameter.KEYWORD_ONLY]
+    known = _keywords(function)
     for name in options:
-        if name not in known:
+        if name in known:
+            continue
+        owners = [m for m, f in (others or {}).items() if name in _keywords(f)]
+        if owners:
+            hint = f"it is an option of model={' and model='.join(map(repr, owners))}. "
+        else:
             close = difflib.get_close_matches(name, known, n=1)
             hint = f"did you mean {close[0]}=? " if close else ""
-            raise UnknownOptionError(f"{what} has no option {name!r}: {hint}its options are "
-                                     f"{', '.join(known)}")
+        raise UnknownOptionError(f"{what} has no option {name!r}: {hint}its options are "
+                                 f"{', '.join(known)}")
 
 
 def train_bpe(
