@@ -405,7 +405,14 @@ impl Tokenizer {
         add_special_tokens: bool,
     ) -> Result<Vec<u32>> {
         // (on ordinary pages: see `huge_pages`)
-        let mut ids = crate::huge_pages::plain(|| crate::error::with_room(text.len() / 3 + 4, "the ids of the text"))?;
+        // (a short text's room is reserved as usual: only a big reservation,
+        // sized by the text, is one that can fail)
+        let room = text.len() / 3 + 4;
+        let mut ids = if room < 1 << 16 {
+            crate::huge_pages::plain(|| Vec::with_capacity(room))
+        } else {
+            crate::huge_pages::plain(|| crate::error::with_room(room, "the ids of the text"))?
+        };
         if self.templated(add_special_tokens) {
             return self.encode_templated(text, allowed, permitted, add_special_tokens, ids);
         }
