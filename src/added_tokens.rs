@@ -111,8 +111,20 @@ impl AddedVocabulary {
             if t.content.is_empty() {
                 return Err(Error::Format(format!("added_tokens[{i}]: the content is empty")));
             }
-            if by_id.insert(t.id, i).is_some() {
-                return Err(Error::Format(format!("added_tokens[{i}]: id {} is used twice", t.id)));
+            if let Some(&first) = by_id.get(&t.id) {
+                // A second name for a special token (tiktoken's o200k_harmony spells id
+                // 200018 both `<|endofprompt|>` and `<|reserved_200018|>`): both names
+                // encode to the id, the first one is what the id decodes to.
+                let alias = |t: &AddedToken| t.special && !t.normalized;
+                if !(alias(t) && alias(&tokens[first])) {
+                    return Err(Error::Format(format!(
+                        "added_tokens[{i}]: id {} is used twice (only special, non-normalized \
+                         tokens may share an id)",
+                        t.id
+                    )));
+                }
+            } else {
+                by_id.insert(t.id, i);
             }
             by_content.insert(t.content.clone(), t.id);
         }

@@ -163,7 +163,10 @@ impl Tokenizer {
                     "special token {content:?} has id {id}, which is already the rank of a token"
                 )));
             }
-            model.push_token(content.as_bytes(), *id);
+            // (a second name of an id, an alias, leaves the id's bytes to the first)
+            if !added.iter().any(|a: &AddedToken| a.id == *id) {
+                model.push_token(content.as_bytes(), *id);
+            }
             added.push(AddedToken {
                 id: *id,
                 content: content.clone(),

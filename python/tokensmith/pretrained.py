@@ -82,6 +82,21 @@ class EncodingSpec:
 
 _OPENAI = "https://openaipublic.blob.core.windows.net/encodings/"
 
+
+def _harmony_special_tokens() -> dict[str, int]:
+    """o200k_harmony's special tokens (gpt-oss): o200k_base's, the chat-format tokens,
+    and a ``<|reserved_N|>`` name for every other id up to 201087. Id 200018 has two
+    names, ``<|endofprompt|>`` (first, so it decodes to that) and ``<|reserved_200018|>``."""
+    named = {
+        "<|startoftext|>": 199998, "<|endoftext|>": 199999, "<|return|>": 200002,
+        "<|constrain|>": 200003, "<|channel|>": 200005, "<|start|>": 200006,
+        "<|end|>": 200007, "<|message|>": 200008, "<|call|>": 200012,
+    }
+    reserved = {f"<|reserved_{i}|>": i for i in (200000, 200001, 200004, 200009, 200010, 200011)}
+    tokens = {"<|endoftext|>": 199999, "<|endofprompt|>": 200018, **named, **reserved}
+    tokens.update((f"<|reserved_{i}|>", i) for i in range(200013, 201088))
+    return tokens
+
 ENCODINGS: dict[str, EncodingSpec] = {
     spec.name: spec
     for spec in [
@@ -115,6 +130,11 @@ ENCODINGS: dict[str, EncodingSpec] = {
             "o200k_base", "o200k_base.tiktoken", _OPENAI + "o200k_base.tiktoken",
             "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
             patterns.O200K, {"<|endoftext|>": 199999, "<|endofprompt|>": 200018}, 200019,
+        ),
+        EncodingSpec(
+            "o200k_harmony", "o200k_base.tiktoken", _OPENAI + "o200k_base.tiktoken",
+            "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
+            patterns.O200K, _harmony_special_tokens(), 201088,
         ),
     ]
 }

@@ -23,9 +23,10 @@ tokensmith tokenizer can be wrapped too: ``Encoding.from_tokenizer(tok)``.
 from __future__ import annotations
 
 import base64
+import bisect
 import re
 import threading
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -97,6 +98,7 @@ MODEL_PREFIX_TO_ENCODING: dict[str, str] = {
     "gpt-4.1-": _O200K,
     "gpt-4o-": _O200K,
     "chatgpt-4o-": _O200K,
+    "gpt-oss-": "o200k_harmony",  # gpt-oss-20b, gpt-oss-120b
     "o1-": _O200K,
     "o3-": _O200K,
     "o4-mini-": _O200K,
@@ -229,6 +231,11 @@ class Encoding:
         self._pat_str = pat_str
         self._special_tokens: dict[str, int] = dict(tok.special_tokens)
         self._special_token_values = set(self._special_tokens.values())
+        # names of special ids that have more than one name (o200k_harmony's 200018)
+        names_of: dict[int, list[str]] = {}
+        for content, i in self._special_tokens.items():
+            names_of.setdefault(i, []).append(content)
+        self._aliases = frozenset(n for ns in names_of.values() if len(ns) > 1 for n in ns)
         self.max_token_value: int = tok.vocab_size - 1
 
     @classmethod
@@ -271,16 +278,29 @@ class Encoding:
 
         The core already refuses special tokens that are neither allowed nor
         permitted; this handles what it cannot know: strings that are not
-        special tokens, and tokens named in both sets (disallowed wins).
+        special tokens, tokens named in both sets (disallowed wins), and a
+        second name of an allowed id (o200k_harmony's ``<|reserved_200018|>``
+        beside ``<|endofprompt|>``), which the core lets through with the id.
         """
-        if disallowed_special == "all" or not disallowed_special:
+        if not disallowed_special:
             return
-        specials = self.special_tokens_set
-        allowed = specials if allowed_special == "all" else set(allowed_special)
-        extra = frozenset(t for t in disallowed_special if t not in specials or t in allowed)
+        specials = self._special_tokens
+        allowed = set(specials) if allowed_special == "all" else set(allowed_special)
+        allowed_ids = {specials[t] for t in allowed if t in specials}
+        if disallowed_special == "all":
+            if not (self._aliases and allowed_ids):
+                return
+            extra = frozenset(
+                t for t in self._aliases if t not in allowed and specials[t] in allowed_ids
+            )
+        else:
+            extra = frozenset(
+                t for t in disallowed_special
+                if t not in specials or t in allowed or specials[t] in allowed_ids
+            )
         if not extra:
             return
-        pattern = _any_of(frozenset(disallowed_special))
+        pattern = _any_of(frozenset(disallowed_special) if disallowed_special != "all" else extra)
         for text in texts:
             if m := pattern.search(text):
                 raise DisallowedSpecialTokenError(m.group())
@@ -432,22 +452,100 @@ class Encoding:
         pieces = _regex_module().findall(self._pat_str, valid)
         last = len(self._encode_single_piece(pieces[-1])) if pieces else 0
 
-        def all_space(token: int) -> bool:
-            return all(b in b" \n\t" for b in self.decode_single_token_bytes(token))
-
-        if last and all_space(tokens[-last]):
-            while last < len(tokens) and all_space(tokens[-last - 1]):
-                last += 1
+        last = self._widen_last_piece(tokens, last)
         tail = data[cut:]
         if last:
             tail = self.decode_bytes(tokens[-last:]) + tail
             tokens = tokens[:-last]
         return tokens + (_merge_by_rank(tail, self._mergeable_ranks) if tail else [])
 
+    def _widen_last_piece(self, tokens: list[int], last: int) -> int:
+        """How many tokens at the end of ``tokens`` may change when text is appended: the
+        ``last`` tokens of the last piece and, when that piece starts with a token of
+        whitespace only, the whitespace-only tokens before it (a split pattern such as
+        ``\\s*[\\r\\n]+`` can join them with what follows), as tiktoken widens it."""
+
+        def all_space(token: int) -> bool:
+            return all(b in b" \n\t" for b in self.decode_single_token_bytes(token))
+
+        if last and all_space(tokens[-last]):
+            while last < len(tokens) and all_space(tokens[-last - 1]):
+                last += 1
+        return last
+
+    def encode_with_unstable(
+        self,
+        text: str,
+        *,
+        allowed_special: SpecialSet = frozenset(),
+        disallowed_special: SpecialSet = "all",
+    ) -> tuple[list[int], list[list[int]]]:
+        """The tokens of ``text`` that cannot change whatever text follows, and every
+        token sequence that may continue them (tiktoken's unstable API; the same sets).
+
+        The stable tokens decode to a prefix of ``text``; each completion, appended to
+        them, decodes to text that starts with ``text``. Completions are sorted (tiktoken
+        returns them in no set order). Needs the ``regex`` module for the split pattern.
+        """
+        allowed = self.special_tokens_set if allowed_special == "all" else set(allowed_special)
+        tokens = self.encode(text, allowed_special=allowed, disallowed_special=disallowed_special)
+        start = 0
+        if allowed & self.special_tokens_set:
+            for m in _any_of(frozenset(allowed & self.special_tokens_set)).finditer(text):
+                start = m.end()
+        pieces = _regex_module().findall(self._pat_str, text[start:])
+        if not pieces:  # (the text ends with a special token, or is empty)
+            return tokens, []
+        last = self._widen_last_piece(tokens, len(self._encode_single_piece(pieces[-1])))
+        unstable = self.decode_bytes(tokens[-last:])
+        stable = tokens[:-last]
+        found = {(i,) for i in self._ranks_starting_with(unstable)}
+        for cut in range(1, len(unstable)):
+            prefix, suffix = unstable[:cut], unstable[cut:]
+            for token in self._tokens_starting_with(suffix):
+                found.add(self._completion(prefix + token, len(unstable)))
+        if len(unstable) > 1 and (size := _trailing_white_space(unstable)):
+            head, tail = unstable[:-size], unstable[-size:]
+            found.add(tuple(_merge_by_rank(head, self._mergeable_ranks)
+                            + _merge_by_rank(tail, self._mergeable_ranks)))
+        return stable, [list(c) for c in sorted(found)]
+
+    def _completion(self, candidate: bytes, needed: int) -> tuple[int, ...]:
+        """The first tokens of ``candidate``, encoded as text when it is UTF-8 (a split
+        may appear inside it), covering at least ``needed`` bytes."""
+        try:
+            ids = self.encode_ordinary(candidate.decode("utf-8"))
+        except UnicodeDecodeError:
+            ids = _merge_by_rank(candidate, self._mergeable_ranks)
+        out: list[int] = []
+        covered = 0
+        for i in ids:
+            out.append(i)
+            covered += len(self.decode_single_token_bytes(i))
+            if covered >= needed:
+                break
+        return tuple(out)
+
+    def _tokens_starting_with(self, prefix: bytes) -> Iterator[bytes]:
+        """The bytes of every ordinary token that starts with ``prefix``, in byte order."""
+        ordered = self._sorted_token_bytes
+        k = bisect.bisect_left(ordered, prefix)
+        while k < len(ordered) and ordered[k].startswith(prefix):
+            yield ordered[k]
+            k += 1
+
+    def _ranks_starting_with(self, prefix: bytes) -> Iterator[int]:
+        ranks = self._mergeable_ranks
+        return (ranks[t] for t in self._tokens_starting_with(prefix))
+
+    @cached_property
+    def _sorted_token_bytes(self) -> list[bytes]:
+        return sorted(self._mergeable_ranks)
+
     # ---------------------------------------------------------------- misc
     def token_byte_values(self) -> list[bytes]:
         """The bytes of every ordinary (mergeable) token, sorted."""
-        return sorted(self._mergeable_ranks)
+        return list(self._sorted_token_bytes)
 
     @cached_property
     def _mergeable_ranks(self) -> dict[bytes, int]:
@@ -499,6 +597,27 @@ def _merge_by_rank(piece: bytes, ranks: dict[bytes, int]) -> list[int]:
             break
         parts[at:at + 2] = [parts[at] + parts[at + 1]]
     return [ranks[p] for p in parts]
+
+
+# Unicode's White_Space characters (what Rust's ``char::is_whitespace`` tests, and so
+# tiktoken; Python's ``str.isspace`` also takes U+001C-U+001F)
+_WHITE_SPACE = frozenset(
+    "\t\n\x0b\x0c\r \x85\xa0\u1680\u2028\u2029\u202f\u205f\u3000"
+    + "".join(map(chr, range(0x2000, 0x200B)))
+)
+
+
+def _trailing_white_space(data: bytes) -> int:
+    """The length in bytes of the White_Space character that ``data`` ends with, or 0
+    (also when the bytes at the end are not one whole UTF-8 character)."""
+    for size in range(1, min(4, len(data)) + 1):
+        if not 0x80 <= data[-size] < 0xC0:  # the last character's first byte
+            try:
+                ch = data[-size:].decode("utf-8")
+            except UnicodeDecodeError:
+                return 0
+            return size if ch in _WHITE_SPACE else 0
+    return 0
 
 
 def _regex_module():  # type: ignore[no-untyped-def]
