@@ -99,10 +99,11 @@ def test_the_typed_signatures_list_each_trainers_options() -> None:
                 if p.kind is inspect.Parameter.KEYWORD_ONLY and n not in ("texts", "model")}
 
     overloads = typing.get_overloads(trainers.train)
-    assert len(overloads) == 4
+    assert len(overloads) == 5
     for fn, model in ((ts.train_bpe, "bpe"), (ts.train_wordpiece, "wordpiece"),
                       (ts.train_unigram, "unigram"),
-                      (ts.train_sentencepiece_bpe, "sentencepiece-bpe")):
+                      (ts.train_sentencepiece_bpe, "sentencepiece-bpe"),
+                      (ts.train_wordlevel, "wordlevel")):
         typed = next(o for o in overloads
                      if model in str(inspect.signature(o).parameters["model"].annotation))
         assert keywords(typed) == keywords(fn), model

@@ -47,6 +47,7 @@ from .trainers import train, train_bpe
 
 if TYPE_CHECKING:
     from ._train_sentencepiece import train_sentencepiece_bpe, train_unigram
+    from ._train_wordlevel import train_wordlevel
     from ._train_wordpiece import train_wordpiece
 
 __version__ = "0.1.0"
@@ -56,6 +57,7 @@ _LAZY = {
     "train_wordpiece": "._train_wordpiece",
     "train_unigram": "._train_sentencepiece",
     "train_sentencepiece_bpe": "._train_sentencepiece",
+    "train_wordlevel": "._train_wordlevel",
 }
 
 
@@ -82,6 +84,7 @@ __all__ = [
     "train_wordpiece",
     "train_unigram",
     "train_sentencepiece_bpe",
+    "train_wordlevel",
     "diagnose",
     "add_tokens",
     "extend",

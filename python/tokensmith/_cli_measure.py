@@ -165,6 +165,7 @@ def _run(args: argparse.Namespace, tokenizers: list[str]) -> Any:
         tokenizers, given["texts"], terms=given["terms"], parallel=given["parallel"],
         pivot=args.pivot, context_length=args.context_length, segmenter=segmenter,
         diagnostics=not args.no_diagnostics,
+        baselines=[b for b in (getattr(args, "baselines", None) or "").split(",") if b],
     )
     comp.warnings[:0] = given["warnings"]
     return comp
@@ -302,6 +303,10 @@ def add_commands(sub: Any, formatter: type[argparse.HelpFormatter]) -> None:
                    help="tokenizer files or folders (tokenizer.json, *.tiktoken, *.model, "
                         "vocab.txt …) or names (cl100k_base, o200k_base, gpt2)")
     _add_inputs(p)
+    p.add_argument("--baselines", metavar="KINDS",
+                   help="also measure word-level and/or character-level baselines built "
+                        "from the texts, as large as the largest vocabulary compared: "
+                        "word, char or word,char")
     p.set_defaults(func=cmd_compare)
 
     p = sub.add_parser(

@@ -204,6 +204,31 @@ def _visible(data: bytes | str) -> str:
 
 
 # ------------------------------------------------------------------ commands
+def _train_wordlevel(args: argparse.Namespace, files: list[str], texts: Any, target: Path,
+                     verbose: bool) -> int:
+    from . import train
+
+    for flag, value in (("--char-level", args.char_level or None),
+                        ("--max-token-length", args.max_token_length),
+                        ("--limit-alphabet", args.limit_alphabet),
+                        ("--end-of-word-suffix", args.end_of_word_suffix),
+                        ("--normalizer", args.normalizer)):
+        if value is not None:
+            raise CommandError(f"{flag} does not apply to --model wordlevel")
+    unk = args.unk_token or "[UNK]"
+    specials = [unk] if args.special_tokens is None else args.special_tokens
+    try:
+        tok = train(files or None, texts=texts, model="wordlevel", vocab_size=args.vocab_size,
+                    min_frequency=args.min_frequency or 0, unk_token=unk,
+                    special_tokens=[] if args.no_special_tokens else specials,
+                    split=args.split or "whitespace", lowercase=args.lowercase,
+                    errors=args.errors, text_field=args.text_field, verbose=verbose)
+    except CorpusEncodingError as e:
+        raise CommandError(f"{e} On the command line: --errors replace or --errors skip.") from None
+    saved = tok.save(target)
+    print(f"saved {_shown(saved)}")
+    return 0
+
 
 
 def cmd_train(args: argparse.Namespace) -> int:
@@ -241,6 +266,10 @@ def cmd_train(args: argparse.Namespace) -> int:
     sys.stdout.flush()
     if sp_model:
         return _train_sentencepiece(args, files, texts, target, verbose)
+    if args.split is not None and args.model != "wordlevel":
+        raise CommandError("--split applies to --model wordlevel")
+    if args.model == "wordlevel":
+        return _train_wordlevel(args, files, texts, target, verbose)
     if args.model == "wordpiece":
         if args.char_level or args.max_token_length is not None:
             raise CommandError("--char-level and --max-token-length apply to --model bpe")
@@ -278,7 +307,7 @@ def cmd_train(args: argparse.Namespace) -> int:
             byte_level=not args.char_level,
             end_of_word_suffix=args.end_of_word_suffix,
             limit_alphabet=args.limit_alphabet,
-            unk_token=args.unk_token,
+            unk_token=args.unk_token or "<unk>",
             lowercase=args.lowercase,
             normalizer=args.normalizer,
             errors=args.errors,
@@ -843,9 +872,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--out", required=True, metavar="PATH",
                    help="where to save: a .json file, or a folder (gets tokenizer.json)")
     p.add_argument("--model", default="bpe",
-                   choices=["bpe", "wordpiece", "unigram", "sentencepiece-bpe"],
+                   choices=["bpe", "wordpiece", "unigram", "sentencepiece-bpe", "wordlevel"],
                    help="bpe (default), wordpiece (BERT-style, by likelihood), unigram or "
-                        "sentencepiece-bpe (SentencePiece models on raw text)")
+                        "sentencepiece-bpe (SentencePiece models on raw text), or wordlevel "
+                        "(whole words, the baseline)")
     p.add_argument("--min-frequency", type=int, default=None, metavar="N",
                    help="stop merging when no pair occurs N times")
     p.add_argument("--special-token", dest="special_tokens", action="append", metavar="TOKEN",
@@ -861,8 +891,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with --char-level: mark word ends, e.g. '</w>'")
     p.add_argument("--limit-alphabet", type=int, metavar="N",
                    help="with --char-level: keep the N most frequent characters")
-    p.add_argument("--unk-token", default="<unk>", metavar="TOKEN",
-                   help="with --char-level: the token for unseen characters (default <unk>)")
+    p.add_argument("--unk-token", metavar="TOKEN",
+                   help="with --char-level: the token for unseen characters (default <unk>); "
+                        "with --model wordlevel: for unseen words (default [UNK])")
+    p.add_argument("--split", choices=("whitespace", "spaces", "characters"),
+                   help="with --model wordlevel: the pieces kept whole: words and punctuation "
+                        "runs (whitespace, default), space-separated words, or characters")
     p.add_argument("--character-coverage", type=float, metavar="X",
                    help="unigram/sentencepiece-bpe: share of the text's characters that get a "
                         "piece (default 0.9995; 1.0 for small alphabets)")

@@ -392,6 +392,8 @@ def compare(
     diagnostics: bool = True,
     names: Sequence[str] | None = None,
     top: int = 10,
+    baselines: Iterable[str] = (),
+    baseline_vocab_size: int | None = None,
 ) -> Comparison:
     """Measure every tokenizer on the same texts.
 
@@ -403,6 +405,12 @@ def compare(
     are as in :func:`tokensmith.evaluate.evaluate`; ``diagnostics`` adds
     :func:`tokensmith.diagnostics.diagnose` for each tokenizer (script shares,
     merges over time).
+
+    ``baselines`` adds the pre-subword tokenizers of the textbooks, trained on the
+    texts measured: ``"word"`` (a dictionary of space-separated words, ``[UNK]``
+    for the rest) and ``"char"`` (a dictionary of characters), each with
+    ``baseline_vocab_size`` entries (default: the largest vocabulary compared),
+    so their unknown rate shows what a vocabulary that size misses.
     """
     warnings: list[str] = []
     unloaded: dict[str, str] = {}
@@ -429,6 +437,10 @@ def compare(
             kept[cname] = docs
         else:
             warnings.append(f"text {cname!r} is empty: nothing measured on it")
+    kinds = [str(b).strip().lower() for b in baselines if str(b).strip()]
+    if kinds:
+        loaded += _baselines(kinds, kept, baseline_vocab_size or max(
+            _kinds(t).ordinary for _, t in loaded), warnings)
     term_list = None if terms is None else [str(t) for t in terms]
     if not kept and term_list is None and parallel is None:
         raise EmptyTextError("no text to measure: every text given is empty")
@@ -508,6 +520,28 @@ def compare(
             warnings.extend(f"{name}: {w}" for w in diag.warnings)
     result.warnings = warnings
     return result
+
+
+BASELINES = {"word": "spaces", "char": "characters"}
+
+
+def _baselines(kinds: list[str], texts: Mapping[str, list[str]], vocab_size: int,
+               warnings: list[str]) -> list[tuple[str, Tokenizer]]:
+    """WordLevel tokenizers of ``kinds`` (:data:`BASELINES`) trained on every text."""
+    from ._train_wordlevel import train_wordlevel
+    from .errors import ConfigError
+
+    unknown = [k for k in kinds if k not in BASELINES]
+    if unknown:
+        raise ConfigError(f"baselines: {', '.join(map(repr, unknown))} unknown; choose from "
+                          f"{', '.join(BASELINES)}")
+    docs = [d for group in texts.values() for d in group if d]
+    if not docs:
+        warnings.append("baselines: no text to build them from; left out")
+        return []
+    return [(f"{kind}-level", train_wordlevel(texts=docs, split=BASELINES[kind],  # type: ignore[arg-type]
+                                              vocab_size=max(vocab_size, 2)))
+            for kind in dict.fromkeys(kinds)]
 
 
 class _CallableModule(_types.ModuleType):

@@ -171,11 +171,32 @@ def train(
 ) -> Tokenizer: ...
 
 
+@overload
 def train(
     files: Files | None = None,
     *,
     texts: Iterable[str] | None = None,
-    model: Literal["bpe", "wordpiece", "unigram", "sentencepiece-bpe", "sp-bpe"] = "bpe",
+    model: Literal["wordlevel"],
+    vocab_size: int = ...,
+    min_frequency: int = ...,
+    special_tokens: Sequence[str] = ...,
+    unk_token: str = ...,
+    split: Literal["whitespace", "spaces", "characters"] = ...,
+    lowercase: bool = ...,
+    errors: Literal["strict", "replace", "skip"] = ...,
+    text_field: str = ...,
+    verbose: bool = ...,
+    stream: TextIO | None = ...,
+    callback: Callable[[str, tuple[Any, ...]], None] | None = ...,
+) -> Tokenizer: ...
+
+
+def train(
+    files: Files | None = None,
+    *,
+    texts: Iterable[str] | None = None,
+    model: Literal["bpe", "wordpiece", "unigram", "sentencepiece-bpe", "sp-bpe",
+                   "wordlevel"] = "bpe",
     vocab_size: int = 32_000,
     **options: Any,
 ) -> Tokenizer:
@@ -186,14 +207,17 @@ def train(
     ``model="wordpiece"`` trains a BERT-style WordPiece tokenizer by likelihood
     (:func:`tokensmith.train_wordpiece`); ``model="unigram"`` and
     ``model="sentencepiece-bpe"`` train SentencePiece models on raw text
-    (:func:`tokensmith.train_unigram`, :func:`tokensmith.train_sentencepiece_bpe`).
+    (:func:`tokensmith.train_unigram`, :func:`tokensmith.train_sentencepiece_bpe`);
+    ``model="wordlevel"`` keeps whole words (or characters) and ``[UNK]`` for the rest,
+    the baseline of the textbooks (:func:`tokensmith.train_wordlevel`).
     The options are those functions' keyword arguments; one a model does not take is
     refused (:class:`~tokensmith.errors.UnknownOptionError`, with the closest name)
     before any work. ``text_field`` names the field of ``.jsonl`` records that holds
     the text.
     """
     trainer = _trainer(model)
-    others = {m: _trainer(m) for m in ("bpe", "wordpiece", "unigram", "sentencepiece-bpe")
+    others = {m: _trainer(m)
+              for m in ("bpe", "wordpiece", "unigram", "sentencepiece-bpe", "wordlevel")
               if _trainer(m) is not trainer}
     check_options(trainer, options, f"train(model={model!r})", others)
     return trainer(files, texts=texts, vocab_size=vocab_size, **options)  # type: ignore[no-any-return]
@@ -210,6 +234,10 @@ def _trainer(model: str) -> Callable[..., Tokenizer]:
         from ._train_sentencepiece import train_unigram
 
         return train_unigram
+    if kind in ("wordlevel", "word-level"):
+        from ._train_wordlevel import train_wordlevel
+
+        return train_wordlevel
     if kind in ("sentencepiece-bpe", "sp-bpe"):
         from ._train_sentencepiece import train_sentencepiece_bpe
 
@@ -217,7 +245,7 @@ def _trainer(model: str) -> Callable[..., Tokenizer]:
     if kind != "bpe":
         raise ConfigError(
             f"model={model!r}: choose 'bpe' (byte-level or character-level BPE), 'wordpiece', "
-            f"'unigram' or 'sentencepiece-bpe'"
+            f"'unigram', 'sentencepiece-bpe' or 'wordlevel'"
         )
     return train_bpe
 

@@ -9,11 +9,13 @@ pub mod bpe;
 pub mod sp_bpe;
 pub mod sp_model;
 pub mod unigram;
+pub mod wordlevel;
 pub mod wordpiece;
 
 pub use bpe::Bpe;
 pub use sp_bpe::SentencePieceBpe;
 pub use unigram::Unigram;
+pub use wordlevel::WordLevel;
 pub use wordpiece::WordPiece;
 
 use crate::error::{Error, Result};
@@ -75,6 +77,7 @@ pub enum ModelKind {
     Bpe(Bpe),
     WordPiece(WordPiece),
     Unigram(Unigram),
+    WordLevel(WordLevel),
     /// SentencePiece's BPE (a `.model`), written as `"type": "BPE"`
     SentencePieceBpe(SentencePieceBpe),
 }
@@ -91,8 +94,9 @@ impl ModelKind {
             Some("BPE") | None => Ok(ModelKind::Bpe(Bpe::from_json(model, byte_level, added)?)),
             Some("WordPiece") => Ok(ModelKind::WordPiece(WordPiece::from_json(model)?)),
             Some("Unigram") => Ok(ModelKind::Unigram(Unigram::from_json(model)?)),
+            Some("WordLevel") => Ok(ModelKind::WordLevel(WordLevel::from_json(model)?)),
             Some(other) => Err(Error::Unsupported(format!(
-                "model.type: {other:?} models are not supported yet (tokensmith reads BPE)"
+                "model.type: {other:?} is not a model tokensmith reads (BPE, WordPiece, Unigram, WordLevel)"
             ))),
         }
     }
@@ -102,6 +106,7 @@ impl ModelKind {
             ModelKind::Bpe(m) => m,
             ModelKind::WordPiece(m) => m,
             ModelKind::Unigram(m) => m,
+            ModelKind::WordLevel(m) => m,
             ModelKind::SentencePieceBpe(m) => m,
         }
     }
@@ -111,6 +116,7 @@ impl ModelKind {
             ModelKind::Bpe(m) => m,
             ModelKind::WordPiece(m) => m,
             ModelKind::Unigram(m) => m,
+            ModelKind::WordLevel(m) => m,
             ModelKind::SentencePieceBpe(m) => m,
         }
     }
@@ -120,6 +126,7 @@ impl ModelKind {
             ModelKind::Bpe(m) => Some(m),
             ModelKind::WordPiece(_) => None,
             ModelKind::Unigram(_) => None,
+            ModelKind::WordLevel(_) => None,
             ModelKind::SentencePieceBpe(_) => None,
         }
     }
@@ -130,6 +137,7 @@ impl ModelKind {
             ModelKind::Bpe(_) => "BPE",
             ModelKind::WordPiece(_) => "WordPiece",
             ModelKind::Unigram(_) => "Unigram",
+            ModelKind::WordLevel(_) => "WordLevel",
             ModelKind::SentencePieceBpe(_) => "BPE",
         }
     }
@@ -146,6 +154,7 @@ impl Model for ModelKind {
             ModelKind::Bpe(m) => m.encode_piece(piece, out),
             ModelKind::WordPiece(m) => m.encode_piece(piece, out),
             ModelKind::Unigram(m) => m.encode_piece(piece, out),
+            ModelKind::WordLevel(m) => m.encode_piece(piece, out),
             ModelKind::SentencePieceBpe(m) => m.encode_piece(piece, out),
         }
     }
