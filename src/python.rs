@@ -979,7 +979,7 @@ impl WordCounter_ {
     /// WordPiece by likelihood: (tokens in id order, alphabet size, merges as
     /// (left id, right id, token id, count)).
     #[allow(clippy::too_many_arguments, clippy::type_complexity)]
-    #[pyo3(signature = (vocab_size, min_frequency, limit_alphabet, continuing_subword_prefix, max_input_chars_per_word, trace, callback=None))]
+    #[pyo3(signature = (vocab_size, min_frequency, limit_alphabet, continuing_subword_prefix, max_input_chars_per_word, trace, callback=None, score="likelihood"))]
     fn train_wordpiece(
         &self,
         py: Python<'_>,
@@ -990,8 +990,20 @@ impl WordCounter_ {
         max_input_chars_per_word: usize,
         trace: usize,
         callback: Option<Py<PyAny>>,
+        score: &str,
     ) -> PyResult<(Vec<String>, usize, Vec<(u32, u32, u32, u64)>)> {
         guarded(|| {
+            use crate::trainers::wordpiece::Score;
+            let score = match score {
+                "likelihood" => Score::Likelihood,
+                "ratio" => Score::Ratio,
+                "frequency" => Score::Frequency,
+                other => {
+                    return Err(PyValueError::new_err(format!(
+                        "score must be 'likelihood', 'ratio' or 'frequency', not {other:?}"
+                    )))
+                }
+            };
             let cfg = crate::trainers::wordpiece::WordPieceTrainerConfig {
                 vocab_size,
                 min_frequency,
@@ -999,6 +1011,7 @@ impl WordCounter_ {
                 continuing_subword_prefix,
                 max_input_chars_per_word,
                 trace,
+                score,
             };
             let counts = &self.inner.counts;
             let t = with_events(py, callback, |on_event| {

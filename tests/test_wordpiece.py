@@ -11,11 +11,16 @@ from __future__ import annotations
 import functools
 import json
 import random
+import warnings
 from pathlib import Path
 
 import pytest
 import tokensmith as ts
-from tokensmith.errors import TokenizerFormatError, UnsupportedComponentError
+from tokensmith.errors import (
+    TokenizerFormatError,
+    UnsupportedComponentError,
+    VocabShortfallWarning,
+)
 from tokensmith.formats import bert
 
 from .adversarial import strings as _strings
@@ -435,9 +440,29 @@ def _corpus(seed: int, n: int = 400) -> list[str]:
             for _ in range(n)]
 
 
-def _oracle(texts: list[str], steps: int) -> list[tuple[str, str]]:
-    """Likelihood merges recomputed from scratch each step (BERT-normalized,
-    lowercased, words split on whitespace and punctuation as BertPreTokenizer)."""
+def _drop(c: float, k: float) -> float:
+    """f(c - k) - f(c), f(x) = x ln x, written as the trainer writes it."""
+    import math
+
+    if k >= c:
+        return -(c * math.log(c))
+    return -k * math.log(c) + (c - k) * math.log1p(-k / c)
+
+
+def _score(kind: str, k: int, ca: int, cb: int, same: bool, n: int) -> float:
+    import math
+
+    if kind == "ratio":
+        return k / (ca * cb)
+    if kind == "frequency":
+        return float(k)
+    symbols = _drop(ca, 2 * k) if same else _drop(ca, k) + _drop(cb, k)
+    return k * math.log(k) + symbols - _drop(n, k)
+
+
+def _oracle(texts: list[str], steps: int, kind: str = "likelihood") -> list[tuple[str, str]]:
+    """Merges recomputed from scratch each step (BERT-normalized, lowercased, words
+    split on whitespace and punctuation as BertPreTokenizer)."""
     import re
 
     counts: dict[str, int] = {}
@@ -459,8 +484,10 @@ def _oracle(texts: list[str], steps: int) -> list[tuple[str, str]]:
                 pair[(a, b)] = pair.get((a, b), 0) + c
         if not pair:
             break
-        a, b = max(pair, key=lambda p: (pair[p] / (sym[p[0]] * sym[p[1]]), pair[p],
-                                        -ids[p[0]], -ids[p[1]]))
+        n = sum(sym.values())
+        a, b = max(pair, key=lambda p: (
+            _score(kind, pair[p], sym[p[0]], sym[p[1]], p[0] == p[1], n), pair[p],
+            -ids[p[0]], -ids[p[1]]))
         m = a + b.removeprefix("##")
         ids.setdefault(m, len(ids))
         for s, _ in segs:
@@ -473,7 +500,8 @@ def _oracle(texts: list[str], steps: int) -> list[tuple[str, str]]:
     return out
 
 
-def test_trainer_merges_by_likelihood() -> None:
+@pytest.mark.parametrize("score", ["likelihood", "ratio", "frequency"])
+def test_trainer_merges_by_its_score(score: str) -> None:
     texts = _corpus(1)
     events: list[tuple[str, str]] = []
 
@@ -481,11 +509,15 @@ def test_trainer_merges_by_likelihood() -> None:
         if kind == "merge":
             events.append((data[1].decode(), data[2].decode()))
 
-    tok = ts.train(texts=texts, model="wordpiece", vocab_size=90, min_frequency=0,
-                   trace=1000, callback=cb)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", VocabShortfallWarning)
+        tok = ts.train(texts=texts, model="wordpiece", vocab_size=90, min_frequency=0,
+                       trace=1000, callback=cb, score=score)  # type: ignore[arg-type]
     assert len(events) > 30
-    assert events == _oracle(texts, len(events))
-    assert tok.vocab_size == 90
+    assert events == _oracle(texts, len(events), score)
+    # (the count-weighted scores turn every word of this small corpus into one token
+    # before reaching 90)
+    assert tok.vocab_size == 90 if score == "ratio" else 80 < tok.vocab_size <= 90
     assert [tok.id_to_token(i) for i in range(5)] == ["[PAD]", "[UNK]", "[CLS]", "[SEP]",
                                                        "[MASK]"]
 
@@ -525,3 +557,32 @@ def test_trainer_options_and_errors() -> None:
     with pytest.raises(ts.ConfigError) as e:
         ts.train(texts=texts, model="wordpiece", vocab_size=100, pattern="gpt2")
     assert "pattern" in str(e.value)
+    with pytest.raises(ts.ConfigError, match="score"):
+        ts.train(texts=texts, model="wordpiece", vocab_size=100, score="pmi")  # type: ignore[arg-type]
+
+
+def test_frequency_score_trains_the_vocabulary_tokenizers_trains() -> None:
+    """score="frequency" merges as tokenizers' WordPieceTrainer (BPE by pair count)."""
+    text = corpus_file("en.txt").read_text(encoding="utf-8")[:300_000]
+    lines = text.splitlines()
+    hf = tokenizers.Tokenizer(models.WordPiece(unk_token="[UNK]"))
+    hf.normalizer = normalizers.BertNormalizer(lowercase=True)
+    hf.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+    hf.train_from_iterator(lines, tokenizers.trainers.WordPieceTrainer(
+        vocab_size=3000, min_frequency=2, limit_alphabet=1000, special_tokens=specials,
+        show_progress=False))
+    tok = ts.train(texts=lines, model="wordpiece", vocab_size=3000, min_frequency=2,
+                   score="frequency")
+    ours, theirs = set(tok.get_vocab()), set(hf.get_vocab())
+    assert len(ours ^ theirs) <= 0.01 * len(theirs), sorted(ours ^ theirs)[:20]
+    likelihood = ts.train(texts=lines, model="wordpiece", vocab_size=3000, min_frequency=2)
+    held = corpus_file("en.txt").read_text(encoding="utf-8")[300_000:400_000]
+    n = {name: sum(len(t.encode(line, add_special_tokens=False)) for line in held.splitlines())
+         for name, t in (("frequency", tok), ("likelihood", likelihood))}
+    ratio = ts.train(texts=lines, model="wordpiece", vocab_size=3000, min_frequency=2,
+                     score="ratio")
+    n["ratio"] = sum(len(ratio.encode(line, add_special_tokens=False))
+                     for line in held.splitlines())
+    # the count-weighted scores compress alike; the ratio leaves far more tokens
+    assert n["likelihood"] < 1.05 * n["frequency"] < 1.5 * n["ratio"]

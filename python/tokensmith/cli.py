@@ -268,6 +268,8 @@ def cmd_train(args: argparse.Namespace) -> int:
         return _train_sentencepiece(args, files, texts, target, verbose)
     if args.split is not None and args.model != "wordlevel":
         raise CommandError("--split applies to --model wordlevel")
+    if args.score is not None and args.model != "wordpiece":
+        raise CommandError("--score applies to --model wordpiece")
     if args.model == "wordlevel":
         return _train_wordlevel(args, files, texts, target, verbose)
     if args.model == "wordpiece":
@@ -282,6 +284,8 @@ def cmd_train(args: argparse.Namespace) -> int:
             options["min_frequency"] = args.min_frequency
         if args.limit_alphabet is not None:
             options["limit_alphabet"] = args.limit_alphabet
+        if args.score is not None:
+            options["score"] = args.score
         if args.special_tokens is not None or args.no_special_tokens:
             options["special_tokens"] = specials
         try:
@@ -894,6 +898,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--unk-token", metavar="TOKEN",
                    help="with --char-level: the token for unseen characters (default <unk>); "
                         "with --model wordlevel: for unseen words (default [UNK])")
+    p.add_argument("--score", choices=("likelihood", "ratio", "frequency"),
+                   help="with --model wordpiece: merge by likelihood gain (default), by the "
+                        "textbook ratio count(ab)/(count(a)count(b)), or by pair count")
     p.add_argument("--split", choices=("whitespace", "spaces", "characters"),
                    help="with --model wordlevel: the pieces kept whole: words and punctuation "
                         "runs (whitespace, default), space-separated words, or characters")

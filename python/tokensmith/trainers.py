@@ -93,6 +93,7 @@ def train(
     clean_text: bool = ...,
     handle_chinese_chars: bool = ...,
     max_input_chars_per_word: int = ...,
+    score: Literal["likelihood", "ratio", "frequency"] = ...,
     errors: Literal["strict", "replace", "skip"] = ...,
     text_field: str = ...,
     verbose: bool = ...,
