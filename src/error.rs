@@ -27,6 +27,8 @@ pub enum Error {
     /// An allocation that failed: what it was for and how big (raised as
     /// Python's `MemoryError` instead of aborting the process).
     Memory(String),
+    /// A file that could not be read or written (raised as `OSError`).
+    Io(String),
 }
 
 impl fmt::Display for Error {
@@ -42,6 +44,7 @@ impl fmt::Display for Error {
             }
             Error::Interrupted => f.write_str("interrupted"),
             Error::Memory(m) => write!(f, "out of memory: {m}"),
+            Error::Io(m) => write!(f, "{m}"),
         }
     }
 }

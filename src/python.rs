@@ -27,6 +27,7 @@ fn to_py(py: Python<'_>, e: Error) -> PyErr {
         Error::CorpusEncoding { .. } => ("CorpusEncodingError", e.to_string()),
         Error::Interrupted => return PyRuntimeError::new_err("interrupted"),
         Error::Memory(_) => return pyo3::exceptions::PyMemoryError::new_err(e.to_string()),
+        Error::Io(m) => return pyo3::exceptions::PyOSError::new_err(m.clone()),
     };
     let made = py.import("tokensmith.errors").and_then(|m| {
         let cls = m.getattr(class)?;
@@ -857,6 +858,83 @@ impl WordCounter_ {
         guarded(|| Ok(self.inner.bytes_seen))
     }
 
+    /// The sum of all counts (pieces counted, repeats included).
+    #[getter]
+    fn total(&self) -> PyResult<u64> {
+        guarded(|| Ok(self.inner.counts.values().fold(0u64, |a, &c| a.saturating_add(c))))
+    }
+
+    /// Add counts of pieces (as `(bytes, count)`) and the bytes they came from.
+    fn add_counts(&mut self, items: Vec<(Vec<u8>, u64)>, bytes_seen: u64) -> PyResult<()> {
+        guarded(|| {
+            for (piece, count) in items {
+                let slot = self.inner.counts.entry(piece).or_insert(0);
+                *slot = slot
+                    .checked_add(count)
+                    .ok_or_else(|| err(Error::Config("a count passes 2^64 - 1".into())))?;
+            }
+            self.inner.bytes_seen = self.inner.bytes_seen.saturating_add(bytes_seen);
+            Ok(())
+        })
+    }
+
+    /// Add every count of `other` (counted with the same pipeline) to these.
+    fn absorb(&mut self, py: Python<'_>, other: PyRef<'_, WordCounter_>) -> PyResult<()> {
+        guarded(|| {
+            let theirs = &other.inner;
+            let mine = &mut self.inner;
+            py.detach(|| {
+                mine.counts.reserve(theirs.counts.len());
+                for (piece, &count) in &theirs.counts {
+                    let slot = mine.counts.entry(piece.clone()).or_insert(0);
+                    *slot = slot
+                        .checked_add(count)
+                        .ok_or_else(|| Error::Config("a count passes 2^64 - 1 when counts are added".into()))?;
+                }
+                mine.bytes_seen = mine.bytes_seen.saturating_add(theirs.bytes_seen);
+                Ok(())
+            })
+            .map_err(err)
+        })
+    }
+
+    /// Keep the pieces seen at least `min_count` times and, of those, the `top`
+    /// most frequent (ties: smaller bytes first).
+    #[pyo3(signature = (min_count, top=None))]
+    fn retain(&mut self, py: Python<'_>, min_count: u64, top: Option<usize>) -> PyResult<()> {
+        guarded(|| {
+            let counts = &mut self.inner.counts;
+            py.detach(|| {
+                counts.retain(|_, c| *c >= min_count);
+                if let Some(top) = top.filter(|&t| t < counts.len()) {
+                    let mut v: Vec<(Vec<u8>, u64)> = counts.drain().collect();
+                    v.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+                    v.truncate(top);
+                    counts.extend(v);
+                }
+            });
+            Ok(())
+        })
+    }
+
+    /// Write the counts to `path` (see `trainers::counts_file`) under `header`.
+    fn save_counts(&self, py: Python<'_>, path: &str, header: &str) -> PyResult<()> {
+        guarded(|| {
+            let counts = &self.inner.counts;
+            py.detach(|| crate::trainers::counts_file::write(path, header, counts))
+                .map_err(err)
+        })
+    }
+
+    /// Add the counts of the file at `path`; returns its header.
+    fn load_counts(&mut self, py: Python<'_>, path: &str) -> PyResult<String> {
+        guarded(|| {
+            let counts = &mut self.inner.counts;
+            py.detach(|| crate::trainers::counts_file::read_into(path, counts))
+                .map_err(err)
+        })
+    }
+
     /// The most frequent pieces, for inspection.
     fn most_common<'py>(&self, py: Python<'py>, n: usize) -> PyResult<Bound<'py, PyList>> {
         guarded(|| {
@@ -1170,6 +1248,12 @@ fn with_events<T: Send>(
     }
 }
 
+/// The JSON header of a word-counts file, without reading its entries.
+#[pyfunction]
+fn read_counts_header(path: &str) -> PyResult<String> {
+    guarded(|| crate::trainers::counts_file::read_header(path).map_err(err))
+}
+
 /// The Unigram trainer's steps, one at a time (for tests against the Python reference).
 #[pyfunction]
 fn _unigram_seed(
@@ -1254,6 +1338,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<IdBuffer>()?;
     m.add_class::<TrainedBpe>()?;
     m.add("WordCounter", m.py().get_type::<WordCounter_>())?;
+    m.add_function(wrap_pyfunction!(read_counts_header, m)?)?;
     m.add_function(wrap_pyfunction!(check_regex, m)?)?;
     m.add_function(wrap_pyfunction!(_unigram_seed, m)?)?;
     m.add_function(wrap_pyfunction!(_unigram_e_step, m)?)?;

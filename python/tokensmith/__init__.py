@@ -12,6 +12,7 @@ import os
 from typing import TYPE_CHECKING, Any, Literal
 
 from . import _hf_cache, compare, errors, evaluate, patterns
+from .counts import WordCounts, count
 from .diagnostics import diagnose
 from .errors import (
     ChecksumError,
@@ -85,6 +86,8 @@ __all__ = [
     "train_unigram",
     "train_sentencepiece_bpe",
     "train_wordlevel",
+    "count",
+    "WordCounts",
     "diagnose",
     "add_tokens",
     "extend",

@@ -14,7 +14,7 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, Literal, TextIO
+from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 from ._limits import check_token_list, check_vocab_size
 from ._progress import TrainingEvents
@@ -22,6 +22,9 @@ from .corpus import Files, count_corpus
 from .errors import ConfigError, VocabSizeError
 from .formats import sentencepiece as spm
 from .tokenizer import Tokenizer
+
+if TYPE_CHECKING:
+    from .counts import WordCounts
 
 __all__ = ["train_unigram", "train_sentencepiece_bpe", "format_em_step"]
 
@@ -45,6 +48,7 @@ def _count(
     verbose: bool,
     out: TextIO,
     text_field: str = "text",
+    counts: WordCounts | None = None,
 ) -> Any:
     """Words as SentencePiece reads them: each line normalized on its own, cut before `▁`."""
     normalizer = {
@@ -65,7 +69,7 @@ def _count(
                   "space_cut": _space_cut(add_dummy_prefix, remove_extra_whitespaces,
                                           treat_whitespace_as_suffix)}
     return count_corpus(components, files, texts, errors, verbose=verbose, out=out,
-                        what="words", text_field=text_field)
+                        what="words", text_field=text_field, counts=counts)
 
 
 def _space_cut(add_dummy_prefix: bool, remove_extra_whitespaces: bool,
@@ -218,6 +222,7 @@ def train_unigram(
     hard_vocab_limit: bool = True,
     errors: Literal["strict", "replace", "skip"] = "strict",
     text_field: str = "text",
+    counts: WordCounts | None = None,
     verbose: bool = False,
     progress: bool | None = None,
     stream: TextIO | None = None,
@@ -261,7 +266,8 @@ def train_unigram(
     counter = _count(files, texts, add_dummy_prefix=add_dummy_prefix,
                      remove_extra_whitespaces=remove_extra_whitespaces,
                      treat_whitespace_as_suffix=treat_whitespace_as_suffix,
-                     errors=errors, verbose=verbose, out=out, text_field=text_field)
+                     errors=errors, verbose=verbose, out=out, text_field=text_field,
+                     counts=counts)
     events = TrainingEvents(verbose, progress, out, callback, "‰ of pruning")
     t1 = time.monotonic()
     learned, dropped = counter.train_unigram(
@@ -312,6 +318,7 @@ def train_sentencepiece_bpe(
     hard_vocab_limit: bool = True,
     errors: Literal["strict", "replace", "skip"] = "strict",
     text_field: str = "text",
+    counts: WordCounts | None = None,
     verbose: bool = False,
     trace: int = 20,
     progress: bool | None = None,
@@ -346,7 +353,8 @@ def train_sentencepiece_bpe(
     counter = _count(files, texts, add_dummy_prefix=add_dummy_prefix,
                      remove_extra_whitespaces=remove_extra_whitespaces,
                      treat_whitespace_as_suffix=treat_whitespace_as_suffix,
-                     errors=errors, verbose=verbose, out=out, text_field=text_field)
+                     errors=errors, verbose=verbose, out=out, text_field=text_field,
+                     counts=counts)
     events = TrainingEvents(verbose, progress, out, callback, "merges")
     want = vocab_size - len(meta)
     # a merged string can arise twice (ab+c, a+bc): ask for a few more, keep the first

@@ -14,12 +14,15 @@ import json
 import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, Literal, TextIO
+from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 from ._limits import check_min_frequency, check_token_list, check_vocab_size
 from .corpus import Files, count_corpus
 from .errors import ConfigError, VocabSizeError
 from .tokenizer import Tokenizer
+
+if TYPE_CHECKING:
+    from .counts import WordCounts
 
 __all__ = ["train_wordlevel", "PRE_TOKENIZERS"]
 
@@ -47,6 +50,7 @@ def train_wordlevel(
     lowercase: bool = False,
     errors: Literal["strict", "replace", "skip"] = "strict",
     text_field: str = "text",
+    counts: WordCounts | None = None,
     verbose: bool = False,
     stream: TextIO | None = None,
     callback: Callable[[str, tuple[Any, ...]], None] | None = None,
@@ -82,7 +86,7 @@ def train_wordlevel(
     pre = PRE_TOKENIZERS[split]
     counter = count_corpus({"normalizer": normalizer, "pre_tokenizer": pre}, files, texts,
                            errors, verbose=verbose, out=out, what="words",
-                           text_field=text_field)
+                           text_field=text_field, counts=counts)
     t1 = time.monotonic()
     vocab = _vocabulary(counter, specials, vocab_size, min_frequency, callback)
     spec = {

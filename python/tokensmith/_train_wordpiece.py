@@ -9,13 +9,16 @@ import json
 import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, Literal, TextIO
+from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 from ._limits import check_min_frequency, check_token_list, check_vocab_size, warn_shortfall
 from ._progress import TrainingEvents
 from .corpus import Files, count_corpus
 from .errors import ConfigError, VocabSizeError
 from .tokenizer import Tokenizer
+
+if TYPE_CHECKING:
+    from .counts import WordCounts
 
 __all__ = ["train_wordpiece"]
 
@@ -42,6 +45,7 @@ def train_wordpiece(
     score: Literal["likelihood", "ratio", "frequency"] = "likelihood",
     errors: Literal["strict", "replace", "skip"] = "strict",
     text_field: str = "text",
+    counts: WordCounts | None = None,
     verbose: bool = False,
     trace: int = 20,
     progress: bool | None = None,
@@ -85,7 +89,7 @@ def train_wordpiece(
             f"{', '.join(sorted(other))}: not an option of WordPiece training (BPE options such "
             f"as pattern, byte_level or max_token_length do not apply)"
         )
-    if files is None and texts is None:
+    if files is None and texts is None and counts is None:
         raise ConfigError("give files (paths, folders or globs) or texts=[...] to train on")
     check_vocab_size(vocab_size)
     check_min_frequency(min_frequency)
@@ -113,7 +117,7 @@ def train_wordpiece(
     pre = {"type": "BertPreTokenizer"}
     counter = count_corpus({"normalizer": normalizer, "pre_tokenizer": pre}, files, texts,
                            errors, verbose=verbose, out=out, what="words",
-                           text_field=text_field)
+                           text_field=text_field, counts=counts)
 
     events = TrainingEvents(verbose, progress, out, callback, "tokens")
 

@@ -204,9 +204,25 @@ def _visible(data: bytes | str) -> str:
 
 
 # ------------------------------------------------------------------ commands
+def _fit(args: argparse.Namespace, files: list[str], texts: Any, **options: Any) -> Any:
+    """Train on FILES (or on --counts); with --count-only, count FILES the way this
+    training would, save the counts to -o and return None."""
+    import tokensmith as ts
+
+    if args.count_only:
+        options.pop("vocab_size", None)
+        counts = ts.count(files or None, texts=texts, **options)
+        print(f"saved {_shown(counts.save(args.out))} ({len(counts):,} distinct pieces, "
+              f"{counts.total:,} counted)")
+        return None
+    if args.counts:
+        parts = [ts.WordCounts.load(p) for p in args.counts]
+        return ts.train(counts=ts.WordCounts.merge(parts), **options)
+    return ts.train(files or None, texts=texts, **options)
+
+
 def _train_wordlevel(args: argparse.Namespace, files: list[str], texts: Any, target: Path,
                      verbose: bool) -> int:
-    from . import train
 
     for flag, value in (("--char-level", args.char_level or None),
                         ("--max-token-length", args.max_token_length),
@@ -218,13 +234,15 @@ def _train_wordlevel(args: argparse.Namespace, files: list[str], texts: Any, tar
     unk = args.unk_token or "[UNK]"
     specials = [unk] if args.special_tokens is None else args.special_tokens
     try:
-        tok = train(files or None, texts=texts, model="wordlevel", vocab_size=args.vocab_size,
+        tok = _fit(args, files, texts, model="wordlevel", vocab_size=args.vocab_size,
                     min_frequency=args.min_frequency or 0, unk_token=unk,
                     special_tokens=[] if args.no_special_tokens else specials,
                     split=args.split or "whitespace", lowercase=args.lowercase,
                     errors=args.errors, text_field=args.text_field, verbose=verbose)
     except CorpusEncodingError as e:
         raise CommandError(f"{e} On the command line: --errors replace or --errors skip.") from None
+    if tok is None:  # --count-only
+        return 0
     saved = tok.save(target)
     print(f"saved {_shown(saved)}")
     return 0
@@ -232,7 +250,6 @@ def _train_wordlevel(args: argparse.Namespace, files: list[str], texts: Any, tar
 
 
 def cmd_train(args: argparse.Namespace) -> int:
-    from . import train
 
     if not args.char_level and args.model == "bpe":
         for flag, value in (("--end-of-word-suffix", args.end_of_word_suffix),
@@ -240,11 +257,21 @@ def cmd_train(args: argparse.Namespace) -> int:
             if value is not None:
                 raise CommandError(f"{flag} applies to character-level BPE: add --char-level")
     sp_model = args.model in ("unigram", "sentencepiece-bpe")
-    if sp_model and args.out.lower().endswith(".model"):
+    if args.count_only:
+        if args.counts:
+            raise CommandError("--count-only counts FILES; --counts reads counts already made")
+        if not args.out.lower().endswith(".counts"):
+            raise CommandError("with --count-only, -o names the counts file: end it in .counts")
+        target = Path(args.out)
+    elif sp_model and args.out.lower().endswith(".model"):
         target = Path(args.out)
     else:
         target = _tokenizer_path(args.out)
     _check_writable(target)
+    if not args.files and not args.counts:
+        raise CommandError("give FILES to train on (or '-' for standard input), or --counts")
+    if args.files and args.counts:
+        raise CommandError("give FILES or --counts, not both")
     if not sp_model:
         for flag, value in (("--character-coverage", args.character_coverage),
                             ("--max-piece-length", args.max_piece_length),
@@ -289,19 +316,22 @@ def cmd_train(args: argparse.Namespace) -> int:
         if args.special_tokens is not None or args.no_special_tokens:
             options["special_tokens"] = specials
         try:
-            tok = train(files or None, texts=texts, model="wordpiece",
+            tok = _fit(args, files, texts, model="wordpiece",
                         vocab_size=args.vocab_size, **options)
         except CorpusEncodingError as e:
             raise CommandError(
                 f"{e} On the command line: --errors replace or --errors skip."
             ) from None
+        if tok is None:  # --count-only
+            return 0
         saved = tok.save(target)
         print(f"saved {_shown(saved)}")
         return 0
     try:
-        tok = train(
-            files or None,
-            texts=texts,
+        tok = _fit(
+            args,
+            files,
+            texts,
             model=args.model,
             vocab_size=args.vocab_size,
             min_frequency=args.min_frequency or 0,
@@ -324,6 +354,8 @@ def cmd_train(args: argparse.Namespace) -> int:
         raise CommandError(
             f"{e} On the command line: --errors replace or --errors skip."
         ) from None
+    if tok is None:  # --count-only
+        return 0
     saved = tok.save(target)
     print(f"saved {_shown(saved)}")
     if args.vocab_merges:
@@ -345,7 +377,6 @@ def _train_sentencepiece(args: argparse.Namespace, files: list[str],
                          texts: Iterable[str] | None, target: Path, verbose: bool) -> int:
     """``train --model unigram | sentencepiece-bpe``: a SentencePiece model, saved as
     ``.model`` (when ``--out`` ends so) or as ``tokenizer.json`` + ``tokenizer.model``."""
-    from . import train
 
     for flag, used in (("--char-level", args.char_level),
                        ("--max-token-length", args.max_token_length is not None),
@@ -375,10 +406,12 @@ def _train_sentencepiece(args: argparse.Namespace, files: list[str],
     elif args.special_tokens is not None:
         options["special_tokens"] = args.special_tokens
     try:
-        tok = train(files or None, texts=texts, model=args.model,
+        tok = _fit(args, files, texts, model=args.model,
                     vocab_size=args.vocab_size, **options)
     except CorpusEncodingError as e:
         raise CommandError(f"{e} On the command line: --errors replace or --errors skip.") from None
+    if tok is None:  # --count-only
+        return 0
     if target.suffix.lower() == ".model":
         print(f"saved {_shown(tok.save(target))}")
     else:
@@ -869,8 +902,13 @@ def build_parser() -> argparse.ArgumentParser:
                      "Unigram, SentencePiece BPE) on files (or standard input) and save it."),
         epilog=_TRAIN_EPILOG, formatter_class=_Formatter,
     )
-    p.add_argument("files", nargs="+", metavar="FILES",
+    p.add_argument("files", nargs="*", metavar="FILES",
                    help="files, folders or globs to train on; '-' reads standard input")
+    p.add_argument("--counts", nargs="+", metavar="FILE.counts",
+                   help="train on word counts made by --count-only (added up) instead of FILES")
+    p.add_argument("--count-only", action="store_true",
+                   help="count FILES the way this training would and save the counts to -o "
+                        "(a .counts file) instead of training; shards counted apart add up")
     p.add_argument("--vocab-size", type=int, required=True, metavar="N",
                    help="total tokens: bytes/alphabet + merges + special tokens")
     p.add_argument("-o", "--out", required=True, metavar="PATH",

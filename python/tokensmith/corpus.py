@@ -273,17 +273,27 @@ def count_corpus(
     out: Any = None,
     what: str = "pieces",
     text_field: str = "text",
+    counts: Any = None,
 ) -> Any:
     """A ``_core.WordCounter`` for the pipeline ``components`` (normalizer,
     pre-tokenizer, ``lines``) fed with ``files`` and ``texts``: what every trainer
     starts from. Raises for a missing or empty corpus; ``verbose`` reports the
-    bytes read and the distinct ``what`` found to ``out``."""
+    bytes read and the distinct ``what`` found to ``out``.
+
+    ``counts`` (a :class:`tokensmith.counts.WordCounts`) stands for the corpus: its
+    counter is used as it is, after checking that it was counted through the same
+    ``components``. (``tokensmith.counts.count`` passes a probe here to learn a
+    trainer's components without counting anything.)"""
     import sys
     import time
 
     from . import _core
     from .errors import ConfigError, EmptyCorpusError
 
+    if counts is not None:
+        from .counts import use_counts
+
+        return use_counts(counts, components, files, texts)
     out = out or sys.stderr
     if files is None and texts is None:
         raise ConfigError("give files (paths, folders or globs) or texts=[...] to train on")

@@ -6,7 +6,7 @@ import json
 import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, Literal, TextIO, overload
+from typing import TYPE_CHECKING, Any, Literal, TextIO, overload
 
 from . import _core, patterns
 from ._limits import check_min_frequency, check_token_list, check_vocab_size, warn_shortfall
@@ -18,6 +18,9 @@ from .errors import (
     VocabSizeError,
 )
 from .tokenizer import Tokenizer
+
+if TYPE_CHECKING:
+    from .counts import WordCounts
 
 __all__ = ["train", "train_bpe", "format_merge"]
 
@@ -66,6 +69,7 @@ def train(
     normalizer: str | None = ...,
     errors: Literal["strict", "replace", "skip"] = ...,
     text_field: str = ...,
+    counts: WordCounts | None = ...,
     verbose: bool = ...,
     trace: int = ...,
     progress: bool | None = ...,
@@ -96,6 +100,7 @@ def train(
     score: Literal["likelihood", "ratio", "frequency"] = ...,
     errors: Literal["strict", "replace", "skip"] = ...,
     text_field: str = ...,
+    counts: WordCounts | None = ...,
     verbose: bool = ...,
     trace: int = ...,
     progress: bool | None = ...,
@@ -132,6 +137,7 @@ def train(
     hard_vocab_limit: bool = ...,
     errors: Literal["strict", "replace", "skip"] = ...,
     text_field: str = ...,
+    counts: WordCounts | None = ...,
     verbose: bool = ...,
     progress: bool | None = ...,
     stream: TextIO | None = ...,
@@ -164,6 +170,7 @@ def train(
     hard_vocab_limit: bool = ...,
     errors: Literal["strict", "replace", "skip"] = ...,
     text_field: str = ...,
+    counts: WordCounts | None = ...,
     verbose: bool = ...,
     trace: int = ...,
     progress: bool | None = ...,
@@ -186,6 +193,7 @@ def train(
     lowercase: bool = ...,
     errors: Literal["strict", "replace", "skip"] = ...,
     text_field: str = ...,
+    counts: WordCounts | None = ...,
     verbose: bool = ...,
     stream: TextIO | None = ...,
     callback: Callable[[str, tuple[Any, ...]], None] | None = ...,
@@ -299,6 +307,7 @@ def train_bpe(
     normalizer: str | None = None,
     errors: Literal["strict", "replace", "skip"] = "strict",
     text_field: str = "text",
+    counts: WordCounts | None = None,
     verbose: bool = False,
     trace: int = 20,
     progress: bool | None = None,
@@ -330,7 +339,7 @@ def train_bpe(
     events (``"merge"`` and ``"progress"``).
     """
     out = stream or sys.stderr
-    if files is None and texts is None:
+    if files is None and texts is None and counts is None:
         raise ConfigError("give files (paths, folders or globs) or texts=[...] to train on")
     check_vocab_size(vocab_size)
     check_min_frequency(min_frequency)
@@ -376,7 +385,7 @@ def train_bpe(
     components = {"normalizer": norm, "pre_tokenizer": pre}
 
     counter = count_corpus(components, files, texts, errors, verbose=verbose, out=out,
-                           text_field=text_field)
+                           text_field=text_field, counts=counts)
 
     events = TrainingEvents(verbose, progress, out, callback, "merges")
 

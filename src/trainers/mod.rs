@@ -3,6 +3,7 @@
 pub mod bpe;
 pub mod continued;
 mod counter;
+pub mod counts_file;
 pub mod sp_common;
 pub mod unigram;
 pub mod wordpiece;

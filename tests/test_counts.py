@@ -1,0 +1,172 @@
+"""Word counts as a stage: counting in shards, merging in any order, saving, loading,
+and training every model from counts exactly as from the text."""
+
+from __future__ import annotations
+
+import json
+import random
+import warnings
+
+import pytest
+import tokensmith as ts
+from tokensmith.errors import (
+    ConfigError,
+    EmptyCorpusError,
+    TokenizerFormatError,
+    UnknownOptionError,
+    VocabShortfallWarning,
+)
+
+from .conftest import corpus_file, make_text
+
+MODELS = {
+    "bpe": {"vocab_size": 600},
+    "wordpiece": {"vocab_size": 400},
+    "unigram": {"vocab_size": 300},
+    "sentencepiece-bpe": {"vocab_size": 300},
+    "wordlevel": {"vocab_size": 200, "split": "spaces"},
+}
+
+
+@pytest.fixture(scope="module")
+def documents() -> list[str]:
+    text = corpus_file("en.txt").read_text(encoding="utf-8")[:300_000]
+    docs = [d for d in text.split("\n\n") if d.strip()]
+    return docs + [make_text(i, 200) for i in range(20)]
+
+
+def _train(**kw):  # type: ignore[no-untyped-def]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", VocabShortfallWarning)
+        return ts.train(**kw)
+
+
+@pytest.mark.parametrize("model", list(MODELS))
+def test_shards_merged_in_any_order_train_what_the_whole_corpus_trains(
+        documents: list[str], model: str) -> None:
+    options = MODELS[model]
+    counting = {k: v for k, v in options.items() if k != "vocab_size"}
+    whole = ts.count(texts=documents, model=model, **counting)  # type: ignore[arg-type]
+    rng = random.Random(5)
+    shards = [documents[i::4] for i in range(4)]
+    parts = [ts.count(texts=s, model=model, **counting) for s in shards]  # type: ignore[arg-type]
+    forward = parts[0] + parts[1] + parts[2] + parts[3]
+    shuffled = parts[:]
+    rng.shuffle(shuffled)
+    backward = ts.WordCounts.merge(shuffled)
+    want = whole.most_common(None)
+    assert forward.most_common(None) == want == backward.most_common(None)
+    assert forward.total == whole.total and len(backward) == len(whole)
+    from_text = _train(texts=documents, model=model, **options)
+    from_counts = _train(counts=backward, model=model, **options)
+    assert from_counts.to_str() == from_text.to_str()
+
+
+def test_files_count_as_their_text(tmp_path, documents: list[str]) -> None:  # type: ignore[no-untyped-def]
+    text = "\n\n".join(documents)
+    path = tmp_path / "corpus.txt"
+    path.write_text(text, encoding="utf-8")
+    assert (ts.count([path]).most_common(None)
+            == ts.count(texts=[text]).most_common(None))
+    assert ts.count([path]).bytes_seen == len(text.encode())
+
+
+def test_save_and_load(tmp_path, documents: list[str]) -> None:  # type: ignore[no-untyped-def]
+    counts = ts.count(texts=documents, model="unigram", add_dummy_prefix=False)
+    path = counts.save(tmp_path / "en.counts")
+    back = ts.WordCounts.load(path)
+    assert back.most_common(None) == counts.most_common(None)
+    assert back.components == counts.components and back.model == "unigram"
+    assert back.bytes_seen == counts.bytes_seen
+    assert repr(back).startswith("<WordCounts ")
+    # loaded counts train as the original ones
+    a = _train(counts=back, model="unigram", vocab_size=300, add_dummy_prefix=False)
+    b = _train(counts=counts, model="unigram", vocab_size=300, add_dummy_prefix=False)
+    assert a.to_str() == b.to_str()
+    # the file is deterministic: the same counts give the same bytes
+    assert (back.save(tmp_path / "again.counts").read_bytes() == path.read_bytes())
+
+
+def test_damaged_files_are_refused(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    path = ts.count(texts=["a b c a"]).save(tmp_path / "x.counts")
+    data = path.read_bytes()
+    for cut in (0, 6, 14, len(data) // 2, len(data) - 1):
+        (tmp_path / "cut.counts").write_bytes(data[:cut])
+        with pytest.raises(TokenizerFormatError):
+            ts.WordCounts.load(tmp_path / "cut.counts")
+    (tmp_path / "more.counts").write_bytes(data + b"\0")
+    with pytest.raises(TokenizerFormatError, match="follow the last entry"):
+        ts.WordCounts.load(tmp_path / "more.counts")
+    (tmp_path / "v2.counts").write_bytes(data[:8] + b"\x02\0\0\0" + data[12:])
+    with pytest.raises(TokenizerFormatError, match="version 2"):
+        ts.WordCounts.load(tmp_path / "v2.counts")
+    # a huge entry count in a small file: refused before anything is reserved
+    n = 16 + int.from_bytes(data[12:16], "little")  # the end of the header
+    (tmp_path / "huge.counts").write_bytes(data[:n] + (2**60).to_bytes(8, "little")
+                                           + data[n + 8:])
+    with pytest.raises(TokenizerFormatError, match="more than its size"):
+        ts.WordCounts.load(tmp_path / "huge.counts")
+    header = json.dumps({"format": "something else"}).encode()
+    (tmp_path / "other.counts").write_bytes(
+        b"TSCOUNTS\x01\0\0\0" + len(header).to_bytes(4, "little") + header + bytes(8))
+    with pytest.raises(TokenizerFormatError, match="does not describe"):
+        ts.WordCounts.load(tmp_path / "other.counts")
+    with pytest.raises(FileNotFoundError):
+        ts.WordCounts.load(tmp_path / "missing.counts")
+
+
+def test_filter_and_inspection() -> None:
+    counts = ts.count(texts=["a a a b b c"] * 2, model="wordlevel", split="spaces")
+    assert len(counts) == 3 and counts.total == 12
+    assert counts.most_common(2) == [("a", 6), ("b", 4)]
+    assert counts.filter(min_count=5).most_common(None) == [("a", 6)]
+    assert counts.filter(top=2).most_common(None) == [("a", 6), ("b", 4)]
+    assert len(counts) == 3  # filtering makes a copy
+    with pytest.raises(ConfigError):
+        counts.filter(min_count=-1)
+
+
+def test_mismatched_pipelines_and_bad_calls_are_refused() -> None:
+    bpe = ts.count(texts=["hello world"], model="bpe")
+    lower = ts.count(texts=["hello world"], model="bpe", lowercase=True)
+    with pytest.raises(ConfigError, match="another pipeline"):
+        bpe + lower
+    with pytest.raises(ConfigError, match="this training counts with"):
+        ts.train(counts=bpe, model="wordpiece", vocab_size=100)
+    with pytest.raises(ConfigError, match="not both"):
+        ts.train(texts=["x"], counts=bpe, vocab_size=300)
+    with pytest.raises(ConfigError, match="WordCounts"):
+        ts.train(counts={"hello": 1}, vocab_size=300)  # type: ignore[arg-type]
+    with pytest.raises(UnknownOptionError, match="min_frequency"):
+        ts.count(texts=["x"], model="bpe", min_freq=2)
+    with pytest.raises(EmptyCorpusError):
+        ts.train(counts=bpe.filter(min_count=10), vocab_size=300)
+
+
+def test_cli_counts_shards_and_trains_from_them(tmp_path, capsys, documents) -> None:  # type: ignore[no-untyped-def]
+    from tokensmith import cli
+
+    for i in range(2):
+        (tmp_path / f"shard{i}.txt").write_text("\n\n".join(documents[i::2]), encoding="utf-8")
+    for i in range(2):
+        code = cli.main(["train", str(tmp_path / f"shard{i}.txt"), "--model", "wordpiece",
+                         "--count-only", "--vocab-size", "500", "-o",
+                         str(tmp_path / f"shard{i}.counts")])
+        assert code == 0
+    assert "distinct pieces" in capsys.readouterr().out
+    code = cli.main(["train", "--counts", str(tmp_path / "shard0.counts"),
+                     str(tmp_path / "shard1.counts"), "--model", "wordpiece",
+                     "--vocab-size", "500", "-o", str(tmp_path / "from-counts.json"), "-q"])
+    assert code == 0
+    code = cli.main(["train", str(tmp_path / "shard0.txt"), str(tmp_path / "shard1.txt"),
+                     "--model", "wordpiece", "--vocab-size", "500", "-o",
+                     str(tmp_path / "from-text.json"), "-q"])
+    assert code == 0
+    assert ((tmp_path / "from-counts.json").read_text()
+            == (tmp_path / "from-text.json").read_text())
+    # counts of another pipeline are refused with the reason
+    code = cli.main(["train", "--counts", str(tmp_path / "shard0.counts"), "--vocab-size",
+                     "500", "-o", str(tmp_path / "bpe.json")])
+    assert code != 0
+    assert "this training counts with" in capsys.readouterr().err
+    assert cli.main(["train", "--vocab-size", "500", "-o", str(tmp_path / "none.json")]) != 0
