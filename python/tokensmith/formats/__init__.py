@@ -28,6 +28,10 @@ def load_path(path: str | os.PathLike[str]) -> Tokenizer:
             from . import bert
 
             return bert.load(p / "vocab.txt")
+        if (p / "tekken.json").is_file():
+            from . import tekken
+
+            return tekken.load(p / "tekken.json")
         if (p / "tokenizer.model").is_file():
             from . import sentencepiece
 
@@ -66,6 +70,11 @@ def _load_file(p: Path) -> Tokenizer:
                 f"{p}: this is transformers' tokenizer settings, not a tokenizer; load the "
                 f"tokenizer.json (or tokenizer.model) beside it, or the folder"
             )
+        from . import tekken
+
+        with open(p, "rb") as f:
+            if tekken.is_tekken(f.read(1 << 16)):
+                return tekken.load(p)
         return hf_json.load(p)
     if kind == "tiktoken":
         from . import tiktoken
@@ -92,7 +101,8 @@ def _load_file(p: Path) -> Tokenizer:
         return bert.load(p)
     raise UnsupportedComponentError(
         f"{p}: not a format tokensmith reads (tokenizer.json, a tiktoken rank file, a "
-        f"SentencePiece model, a BERT vocab.txt or vocab.json + merges.txt, told by their "
+        f"SentencePiece model, Mistral's tekken.json, a BERT vocab.txt or vocab.json + "
+        f"merges.txt, told by their "
         f"content); convert the file with the library that wrote it, or load its "
         f"tokenizer.json"
     )
@@ -140,6 +150,10 @@ def save_path(tok: Tokenizer, path: str | os.PathLike[str], *, pretty: bool = Tr
         from . import sentencepiece
 
         return sentencepiece.save(tok, p)
+    if p.suffix.lower() == ".json" and p.name.lower().startswith("tekken"):
+        from . import tekken
+
+        return tekken.save(tok, p)
     if p.suffix.lower() != ".json":
         raise UnsupportedComponentError(
             f"{p}: save to a .json path (tokenizer.json), a .tiktoken or .model path, a "
