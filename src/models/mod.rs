@@ -40,6 +40,58 @@ pub fn check_id(field: &str, token: &str, id: u64, tokens: usize) -> Result<()> 
     Ok(())
 }
 
+/// A token -> id map and an id -> token table, the form WordPiece and WordLevel
+/// keep their vocabularies in. An id used twice or a token listed twice is an
+/// error; the table is `max_id` long (the caller bounds it).
+pub(crate) type VocabTables = (rustc_hash::FxHashMap<Vec<u8>, u32>, Vec<Option<Box<[u8]>>>);
+
+pub(crate) fn vocab_tables(vocab: Vec<(String, u32)>, max_id: usize) -> Result<VocabTables> {
+    let mut by_id: Vec<Option<Box<[u8]>>> = crate::error::filled(None, max_id, "the id table")?;
+    let mut map = rustc_hash::FxHashMap::default();
+    map.reserve(vocab.len());
+    for (tok, id) in vocab {
+        if let Some(prev) = &by_id[id as usize] {
+            return Err(Error::Format(format!(
+                "model.vocab: id {id} is used twice ({:?} and {tok:?})",
+                String::from_utf8_lossy(prev)
+            )));
+        }
+        if map.insert(tok.as_bytes().to_vec(), id).is_some() {
+            return Err(Error::Format(format!("model.vocab: token {tok:?} appears twice")));
+        }
+        by_id[id as usize] = Some(tok.into_bytes().into_boxed_slice());
+    }
+    Ok((map, by_id))
+}
+
+/// The `"vocab"` object (token -> id) of a model's `tokenizer.json` section.
+pub(crate) fn vocab_from_json(obj: &serde_json::Map<String, Value>) -> Result<Vec<(String, u32)>> {
+    let vocab = obj
+        .get("vocab")
+        .ok_or_else(|| Error::Format("model.vocab: missing".into()))?
+        .as_object()
+        .ok_or_else(|| Error::Format("model.vocab: expected an object of token -> id".into()))?;
+    let mut v = Vec::with_capacity(vocab.len());
+    for (tok, id) in vocab {
+        let id = id.as_u64().filter(|&i| i < u32::MAX as u64).ok_or_else(|| {
+            Error::Format(format!(
+                "model.vocab[{tok:?}]: expected a non-negative integer id, found {id}"
+            ))
+        })?;
+        v.push((tok.clone(), id as u32));
+    }
+    Ok(v)
+}
+
+/// `(id, token)` for every filled slot of an id table.
+pub(crate) fn table_entries(by_id: &[Option<Box<[u8]>>]) -> Vec<(u32, &[u8])> {
+    by_id
+        .iter()
+        .enumerate()
+        .filter_map(|(i, t)| t.as_deref().map(|t| (i as u32, t)))
+        .collect()
+}
+
 /// One pipeline stage.
 pub trait Model: Send + Sync {
     /// Encode a piece into `(id, byte length)` pairs that cover it in order.

@@ -21,21 +21,7 @@ impl WordLevel {
     pub fn new(vocab: Vec<(String, u32)>, unk_token: String) -> Result<Self> {
         let max_id = vocab.iter().map(|(_, id)| *id as usize + 1).max().unwrap_or(0);
         crate::models::check_id("model.vocab", "", max_id.saturating_sub(1) as u64, vocab.len())?;
-        let mut vocab_r: Vec<Option<Box<[u8]>>> = crate::error::filled(None, max_id, "the id table")?;
-        let mut map: FxHashMap<Vec<u8>, u32> = FxHashMap::default();
-        map.reserve(vocab.len());
-        for (tok, id) in vocab {
-            if let Some(prev) = &vocab_r[id as usize] {
-                return Err(Error::Format(format!(
-                    "model.vocab: id {id} is used twice ({:?} and {tok:?})",
-                    String::from_utf8_lossy(prev)
-                )));
-            }
-            if map.insert(tok.as_bytes().to_vec(), id).is_some() {
-                return Err(Error::Format(format!("model.vocab: token {tok:?} appears twice")));
-            }
-            vocab_r[id as usize] = Some(tok.into_bytes().into_boxed_slice());
-        }
+        let (map, vocab_r) = crate::models::vocab_tables(vocab, max_id)?;
         let unk_id = *map.get(unk_token.as_bytes()).ok_or_else(|| {
             Error::Format(format!(
                 "model.unk_token: {unk_token:?} is not in the vocabulary; WordLevel gives it to every \
@@ -64,20 +50,7 @@ impl WordLevel {
                 )))
             }
         };
-        let vocab = obj
-            .get("vocab")
-            .ok_or_else(|| Error::Format("model.vocab: missing".into()))?
-            .as_object()
-            .ok_or_else(|| Error::Format("model.vocab: expected an object of token -> id".into()))?;
-        let mut v = Vec::with_capacity(vocab.len());
-        for (tok, id) in vocab {
-            let id = id.as_u64().filter(|&i| i < u32::MAX as u64).ok_or_else(|| {
-                Error::Format(format!(
-                    "model.vocab[{tok:?}]: expected a non-negative integer id, found {id}"
-                ))
-            })?;
-            v.push((tok.clone(), id as u32));
-        }
+        let v = crate::models::vocab_from_json(obj)?;
         WordLevel::new(v, unk_token)
     }
 
@@ -108,11 +81,7 @@ impl Model for WordLevel {
     }
 
     fn vocab_entries(&self) -> Vec<(u32, &[u8])> {
-        self.vocab_r
-            .iter()
-            .enumerate()
-            .filter_map(|(i, t)| t.as_deref().map(|t| (i as u32, t)))
-            .collect()
+        crate::models::table_entries(&self.vocab_r)
     }
 
     fn to_json(&self) -> Value {
