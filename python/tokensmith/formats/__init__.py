@@ -90,6 +90,10 @@ def _load_file(p: Path) -> Tokenizer:
         from . import sentencepiece
 
         return sentencepiece.load(p)
+    if kind == "gguf":
+        from . import gguf
+
+        return gguf.load(p)
     if kind == "merges":
         vocab = p.with_name(p.name.replace("merges.txt", "vocab.json"))
         if vocab == p or not vocab.is_file():
@@ -101,10 +105,9 @@ def _load_file(p: Path) -> Tokenizer:
         return bert.load(p)
     raise UnsupportedComponentError(
         f"{p}: not a format tokensmith reads (tokenizer.json, a tiktoken rank file, a "
-        f"SentencePiece model, Mistral's tekken.json, a BERT vocab.txt or vocab.json + "
-        f"merges.txt, told by their "
-        f"content); convert the file with the library that wrote it, or load its "
-        f"tokenizer.json"
+        f"SentencePiece model, Mistral's tekken.json, a GGUF model, a BERT vocab.txt or "
+        f"vocab.json + merges.txt, told by their content); convert the file with the "
+        f"library that wrote it, or load its tokenizer.json"
     )
 
 
@@ -114,6 +117,8 @@ def _kind_from_name(name: str) -> str | None:
         return "sentencepiece"
     if name.endswith(".tiktoken"):
         return "tiktoken"
+    if name.endswith(".gguf"):
+        return "gguf"
     if name.endswith(".json"):
         return "json"
     if name.endswith(".txt") and "merges" in name:

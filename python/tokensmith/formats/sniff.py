@@ -11,7 +11,9 @@ import re
 from pathlib import Path
 from typing import Literal
 
-Kind = Literal["json", "tiktoken", "sentencepiece", "merges", "vocab-lines", "unknown"]
+Kind = Literal[
+    "json", "tiktoken", "sentencepiece", "gguf", "merges", "vocab-lines", "unknown"
+]
 
 HEAD_BYTES = 1 << 16
 _RANK_LINE = re.compile(rb"[A-Za-z0-9+/]+={0,2} [0-9]+")
@@ -25,6 +27,8 @@ def kind_of(path: str | Path) -> Kind:
 
 def kind_of_bytes(head: bytes) -> Kind:
     """The format of a file that starts with ``head`` (see :func:`kind_of`)."""
+    if head[:4] == b"GGUF":
+        return "gguf"
     if _is_sentencepiece(head):
         return "sentencepiece"
     text = head.removeprefix(b"\xef\xbb\xbf")
