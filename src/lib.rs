@@ -13,6 +13,7 @@ pub mod pattern;
 pub mod pre_tokenizers;
 pub mod processors;
 pub mod scanner;
+pub mod sentencepiece_json;
 pub mod tokenizer;
 pub mod trainers;
 pub mod utf8;

@@ -8,6 +8,7 @@ use crate::models::{Bpe, Model, ModelKind};
 use crate::normalizers::{Normalize, NormalizedString, Normalizer};
 use crate::pre_tokenizers::{PreTokenize, PreTokenizedString, PreTokenizer};
 use crate::processors::{Encoding, PostProcess, PostProcessor};
+use crate::sentencepiece_json;
 use serde::de::DeserializeOwned;
 use serde_json::{json, Map, Value};
 
@@ -57,16 +58,26 @@ impl Sink<'_> {
 fn component<T: DeserializeOwned>(root: &Map<String, Value>, key: &str) -> Result<Option<T>> {
     match root.get(key) {
         None | Some(Value::Null) => Ok(None),
-        Some(v) => serde_json::from_value(v.clone()).map(Some).map_err(|e| {
-            let msg = e.to_string();
-            if msg.contains("unknown variant") {
-                Error::Unsupported(format!(
-                    "{key}: {msg}; tokensmith does not implement this component yet"
-                ))
-            } else {
-                Error::Format(format!("{key}: {msg}"))
-            }
-        }),
+        Some(v) => {
+            // (a chain of `tokenizers` components that carries tokensmith's exact
+            // SentencePiece settings is read as those settings)
+            let exact = match key {
+                "normalizer" | "decoder" => sentencepiece_json::read_extension(v),
+                _ => None,
+            };
+            serde_json::from_value(exact.unwrap_or_else(|| v.clone()))
+                .map(Some)
+                .map_err(|e| {
+                    let msg = e.to_string();
+                    if msg.contains("unknown variant") {
+                        Error::Unsupported(format!(
+                            "{key}: {msg}; tokensmith does not implement this component yet"
+                        ))
+                    } else {
+                        Error::Format(format!("{key}: {msg}"))
+                    }
+                })
+        }
     }
 }
 
@@ -253,10 +264,18 @@ impl Tokenizer {
             self.extra.get("padding").cloned().unwrap_or(Value::Null),
         );
         root.insert("added_tokens".into(), ser(&self.added.tokens)?);
-        root.insert("normalizer".into(), ser(&self.normalizer)?);
+        let normalizer = match &self.normalizer {
+            Some(Normalizer::SentencePiece(n)) => sentencepiece_json::write_normalizer(n)?,
+            other => ser(other)?,
+        };
+        root.insert("normalizer".into(), normalizer);
         root.insert("pre_tokenizer".into(), ser(&self.pre_tokenizer)?);
         root.insert("post_processor".into(), ser(&self.post_processor)?);
-        root.insert("decoder".into(), ser(&self.decoder)?);
+        let decoder = match &self.decoder {
+            Some(Decoder::SentencePiece(d)) => sentencepiece_json::write_decoder(d)?,
+            other => ser(other)?,
+        };
+        root.insert("decoder".into(), decoder);
         root.insert("model".into(), self.model.to_json());
         let v = Value::Object(root);
         let s = if pretty {

@@ -552,7 +552,9 @@ def _describe(component: Any) -> str:
 
 
 def _inspect_data(tok: Any, top: int) -> dict[str, Any]:
-    spec = json.loads(tok.to_str(pretty=False))
+    from .formats import hf_json
+
+    spec = hf_json.document(tok)
     model = spec.get("model") or {}
     vocab = tok.get_vocab()
     specials = tok.special_tokens

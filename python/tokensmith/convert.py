@@ -337,9 +337,9 @@ def _write_and_reload(tok: Tokenizer, staged: list[Path], fmt: Format) -> Tokeni
 def _bert_options(tok: Tokenizer) -> dict[str, object]:
     """The ``load_vocab_txt`` options that rebuild ``tok``'s BERT pipeline (a
     ``vocab.txt`` holds only the vocabulary; the rest must come from somewhere)."""
-    import json
+    from .formats import hf_json
 
-    spec = json.loads(tok.to_str(pretty=False))
+    spec = hf_json.document(tok)
     norm = spec.get("normalizer") or {}
     model = spec.get("model") or {}
     options: dict[str, object] = {}

@@ -34,6 +34,7 @@ __all__ = [
     "CompatibilityError",
     "InternalError",
     "VocabShortfallWarning",
+    "PortabilityWarning",
     "UnknownOptionError",
 ]
 
@@ -228,3 +229,8 @@ class VocabShortfallWarning(UserWarning):
         self.asked = asked
         self.got = got
         super().__init__(message)
+
+
+class PortabilityWarning(UserWarning):
+    """A file was written that another library reads differently from tokensmith (or
+    cannot read): the message names the difference."""

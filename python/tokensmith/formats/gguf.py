@@ -23,7 +23,7 @@ written in the text is parsed as the token only when ``allowed_special`` names i
     ``[CLS] … [SEP]`` around the text.
 ``t5`` (Unigram)
     The SentencePiece normalizer with the file's ``precompiled_charsmap``, then the
-    best segmentation by score; EOS last by default.
+    best segmentation by score, summed in double precision; EOS last by default.
 
 Control and unknown tokens are special tokens; user-defined tokens are matched in any
 text, as llama.cpp does. Other model types and pre-tokenizers are refused by name.
@@ -385,7 +385,9 @@ def _t5(v: _Vocab) -> dict[str, Any]:
                     "remove_extra_whitespaces": spaces, "byte_fallback": False,
                     "unk_piece": v.tokens[types.index(UNKNOWN)], "unk_surface": " \u2047 ",
                     "control_pieces": control, "denormalizer": None},
+        # (llama.cpp's Viterbi sums in double precision, as `tokenizers` does: a plain
+        # Unigram, not a SentencePiece one with piece types and single precision)
         "model": {"type": "Unigram", "unk_id": types.index(UNKNOWN),
                   "vocab": [[t, float(s)] for t, s in zip(v.tokens, v.scores, strict=True)],
-                  "byte_fallback": False, "piece_types": types},
+                  "byte_fallback": False},
     }

@@ -18,7 +18,6 @@ finds them in text, and neither does ``encode_ordinary``.
 from __future__ import annotations
 
 import base64
-import json
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -201,7 +200,9 @@ def to_model_proto(tok: Tokenizer) -> ModelProto:
     raw = getattr(tok, "_sentencepiece_bytes", None)
     if isinstance(raw, bytes):
         return read_model_proto(raw)
-    spec = json.loads(tok.to_str(pretty=False))
+    from .hf_json import document
+
+    spec = document(tok)
     model = spec.get("model") or {}
     norm = spec.get("normalizer") or {}
     dec = spec.get("decoder") or {}

@@ -68,7 +68,9 @@ def origin(tok: Tokenizer) -> Origin:
 
 def spec(tok: Tokenizer) -> dict[str, Any]:
     """The tokenizer as a ``tokenizer.json`` document (a fresh copy to edit)."""
-    return json.loads(tok.to_str(pretty=False))
+    from ..formats.hf_json import document
+
+    return document(tok)
 
 
 def family(tok: Tokenizer, doc: dict[str, Any] | None = None) -> Family:
