@@ -44,8 +44,20 @@ json.dump(out, sys.stdout)
 """
 
 
+def _from_tokensmith(tmp: Path, source: str, pre: str) -> list[F.Entry]:
+    """A vocabulary tokensmith loads from another format, via its tokenizer.json."""
+    path = tmp / f"source-{pre}.json"  # (a name starting "tekken" would save as tekken)
+    ts.load(source).save(path)
+    return F.from_bpe_json(path, pre)
+
+
 def vocabularies(tmp: Path) -> dict[str, Path]:
+    import mistral_common
+
+    tekken = sorted((Path(mistral_common.__file__).parent / "data").glob("tekken_*.json"))[0]
     made = {
+        "o200k": _from_tokensmith(tmp, str(ASSETS / "o200k_base/o200k_base.tiktoken"), "gpt-4o"),
+        "tekken": _from_tokensmith(tmp, str(tekken), "tekken") + F._ids(bos=1, eos=2),
         "gpt2": F.from_bpe_json(ASSETS / "gpt2/tokenizer.json", "gpt-2"),
         "llama3": F.from_bpe_json(ASSETS / "llama3/tokenizer.json", "llama-bpe")
         + F._ids(bos=128000, eos=128001),

@@ -134,6 +134,42 @@ def test_gpt2_vocabularies_equal_tokenizers(tmp_path: Path, folder: str, pre: st
         assert tok.decode(want) == ref.decode(want, skip_special_tokens=False)
 
 
+def _derived(kind: str) -> ts.Tokenizer:
+    """o200k (rank file) or tekken (mistral-common's file), as tokensmith loads them:
+    exact against tiktoken and mistral-common (test_tiktoken_compat, test_tekken)."""
+    if kind == "gpt-4o":
+        return ts.load(asset("o200k_base", "o200k_base.tiktoken"))
+    mistral_common = pytest.importorskip("mistral_common", reason="the tekken file's package")
+    files = sorted((Path(mistral_common.__file__).parent / "data").glob("tekken_*.json"))
+    if not files:
+        pytest.skip("mistral-common ships no tekken file in this version")
+    return ts.load(files[0])
+
+
+@pytest.mark.parametrize(("pre", "ids"), [("gpt-4o", {}), ("tekken", {"bos": 1})])
+def test_gpt2_vocabularies_from_rank_files(tmp_path: Path, pre: str, ids: dict[str, int]) -> None:
+    source = _derived(pre)
+    source.save(tmp_path / "source.json")
+    tok = _gguf(tmp_path, pre, F.from_bpe_json(tmp_path / "source.json", pre) + F._ids(**ids))
+    for text in _texts():
+        # (llama.cpp's regex leaves marks out of words and takes any non-ASCII letter
+        # for both cases: compare on text where that changes nothing)
+        if any(unicodedata.category(c)[0] == "M" or (
+                ord(c) > 127 and unicodedata.category(c) in ("Lu", "Ll", "Lt")) for c in text):
+            continue
+        # (both add BOS, or neither: llama.cpp's default for tekken, tekken's encode)
+        want = source.encode(text, allowed_special="all")
+        assert tok.encode(text, allowed_special="all") == want, text[:60]
+
+    def parts(*pieces: str) -> list[int]:
+        return [i for p in pieces for i in source.encode(p, add_special_tokens=False)]
+
+    # the differences, as llama.cpp's tokenizer gives them
+    assert tok.encode("REFER\u00caNCIA", add_special_tokens=False) == parts("REFER\u00ca", "NCIA")
+    assert tok.encode("\u0645\u0627\u064b", add_special_tokens=False) == parts(
+        "\u0645\u0627", "\u064b")
+
+
 def test_llama_vocabulary_equals_sentencepiece(tmp_path: Path) -> None:
     model = asset("llama2", "tokenizer.model")
     tok = _gguf(tmp_path, "llama2", F.from_sentencepiece(model, "llama", bos=1, eos=2, unknown=0))

@@ -53,11 +53,22 @@ _QWEN2 = (
     r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}|"""
     r""" ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
 )
-_TEKKEN = (
-    r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+|"""
-    r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*|\p{N}|"""
-    r""" ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
-)
+# llama.cpp writes the case classes of the o200k and tekken regexes as "a letter that
+# is not a-z" and "a letter that is not A-Z": marks (\p{M}) are not part of a word,
+# and every non-ASCII letter counts as both cases
+_NOT_LOWER, _NOT_UPPER = r"[\p{L}&&[^a-z]]", r"[\p{L}&&[^A-Z]]"
+_CONTRACTION = r"(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])"
+
+
+def _words(contraction: str) -> str:
+    lead = r"[^\r\n\p{L}\p{N}]?"
+    return (f"{lead}{_NOT_LOWER}*{_NOT_UPPER}+{contraction}|"
+            f"{lead}{_NOT_LOWER}+{_NOT_UPPER}*{contraction}|")
+
+
+_GPT4O = (_words(_CONTRACTION + "?") + r"\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|"
+          r"\s*[\r\n]+|\s+(?!\S)|\s+")
+_TEKKEN = _words("") + r"\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+"
 _DEEPSEEK3 = (
     r"\p{N}{1,3}",
     "[\u4e00-\u9fa5\u3040-\u309f\u30a0-\u30ff]+",
@@ -88,7 +99,7 @@ PRE_TOKENIZERS: dict[str, _Pre] = {
     **_family("dbrx smaug-bpe glm4 chatglm-bpe", (patterns.CL100K,)),
     **_family("qwen2 deepseek-r1-qwen kormo f2llmv2 megrez stablelm2 hunyuan solar-open "
               "grok-2", (_QWEN2,)),
-    **_family("gpt-4o llama4 kanana2 talkie minimax-m2", (patterns.O200K,)),
+    **_family("gpt-4o llama4 kanana2 talkie minimax-m2", (_GPT4O,)),
     **_family("tekken", (_TEKKEN,), ignore_merges=True, add_bos=True),
     **_family("deepseek-v3 hunyuan-dense joyai-llm hy_v4", _DEEPSEEK3),
     **_family("starcoder refact command-r smollm codeshell exaone minerva-7b mellum2",
