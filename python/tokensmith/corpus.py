@@ -23,6 +23,9 @@ Files = str | os.PathLike[str] | Iterable[str | os.PathLike[str]]
 
 _BLOCK = 8 << 20
 _OPENERS = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open, ".lzma": lzma.open}
+# every suffix read through a decompressor (.zst by the `zstandard` package, _readers)
+_COMPRESSED = (*_OPENERS, ".zst")
+STDIN = "-"
 # suffix -> (format name, its article, the tool that tests a file, the bytes every such file
 # starts with); legacy .lzma files have no fixed signature
 _FORMATS = {
@@ -42,7 +45,9 @@ def expand(files: Files) -> list[Path]:
     out: list[Path] = []
     for item in items:
         s = os.fspath(item)
-        if any(ch in s for ch in "*?["):
+        if s == STDIN:
+            out.append(Path(STDIN))
+        elif any(ch in s for ch in "*?["):
             matches = sorted(glob.glob(s, recursive=True))
             if not matches:
                 raise CorpusError(f"{s}: the pattern matches no file")
@@ -71,7 +76,7 @@ def _folder_files(folder: Path) -> list[Path]:
     for p in sorted(folder.rglob("*")):
         if any(part.startswith(".") for part in p.relative_to(folder).parts) or not p.is_file():
             continue
-        if p.suffix.lower() not in _OPENERS and _looks_binary(p):
+        if p.suffix.lower() not in (*_COMPRESSED, ".parquet") and _looks_binary(p):
             binary.append(p)
         else:
             kept.append(p)
@@ -174,34 +179,46 @@ def _lines_checked(f: Any, path: Path) -> Iterator[str]:
         yield line
 
 
+def _chunks(path: Path) -> Iterator[bytes]:
+    """The decompressed bytes of ``path`` (or of standard input), a chunk at a time."""
+    from ._readers import stdin_chunks, zstd_chunks
+
+    if str(path) == STDIN:
+        yield from stdin_chunks()
+        return
+    suffix = path.suffix.lower()
+    if suffix == ".zst":
+        yield from zstd_chunks(path)
+        return
+    opener: Any = _OPENERS.get(suffix, open)
+    with opener(path, "rb") as f:
+        while chunk := _read_checked(f, path, _BLOCK):
+            yield chunk
+
+
 def _blocks(path: Path, errors: str) -> Iterator[str]:
     """Decompressed text of ``path`` in blocks cut after a newline."""
-    opener: Any = _OPENERS[path.suffix.lower()]
     offset = 0
     pending: list[bytes] = []  # chunks without a newline yet (joined once, not repeatedly)
-    with opener(path, "rb") as f:
-        while True:
-            chunk = _read_checked(f, path, _BLOCK)
-            if not chunk:
-                break
-            cut = chunk.rfind(b"\n") + 1
-            if cut == 0:
-                pending.append(chunk)
-                continue
-            data = b"".join(pending) + chunk[:cut]
-            pending = [chunk[cut:]]
-            yield _decode(data, errors, path, offset)
-            offset += len(data)
+    for chunk in _chunks(path):
+        cut = chunk.rfind(b"\n") + 1
+        if cut == 0:
+            pending.append(chunk)
+            continue
+        data = b"".join(pending) + chunk[:cut]
+        pending = [chunk[cut:]]
+        yield _decode(data, errors, path, offset)
+        offset += len(data)
     rest = b"".join(pending)
     if rest:
         yield _decode(rest, errors, path, offset)
 
 
 def _jsonl_texts(path: Path, field: str, errors: str) -> Iterator[str]:
-    compressed = path.suffix.lower() in _OPENERS
-    opener: Any = _OPENERS[path.suffix.lower()] if compressed else open
-    with opener(path, "rt", encoding="utf-8", errors=errors if errors != "skip" else "ignore") as f:
-        for n, line in enumerate(_lines_checked(f, path) if compressed else f, 1):
+    n = 0
+    for block in _blocks(path, errors):
+        for line in block.split("\n"):
+            n += 1
             if not line.strip():
                 continue
             try:
@@ -216,16 +233,18 @@ def _jsonl_texts(path: Path, field: str, errors: str) -> Iterator[str]:
 
 def feed_files(counter: Any, paths: list[Path], errors: str, text_field: str = "text") -> int:
     """Count every file into ``counter`` (a ``_core.WordCounter``); returns bytes read."""
+    from ._readers import parquet_texts
+
     total = 0
     for p in paths:
-        name = p.name.lower()
-        base = name
-        for ext in _OPENERS:
-            if base.endswith(ext):
-                base = base[: -len(ext)]
+        base = p.name.lower()
+        for ext in _COMPRESSED:
+            base = base.removesuffix(ext)
         if base.endswith(".jsonl"):
             total += feed_texts(counter, _jsonl_texts(p, text_field, errors))
-        elif p.suffix.lower() in _OPENERS:
+        elif base.endswith(".parquet"):
+            total += feed_texts(counter, parquet_texts(p, text_field))
+        elif p.suffix.lower() in _COMPRESSED or str(p) == STDIN:
             for block in _blocks(p, errors):
                 counter.feed([block])
                 total += len(block.encode("utf-8"))
@@ -234,13 +253,15 @@ def feed_files(counter: Any, paths: list[Path], errors: str, text_field: str = "
     return total
 
 
-def feed_texts(counter: Any, texts: Iterable[str], batch_bytes: int = 4 << 20) -> int:
-    """Count an iterable of documents into ``counter`` in batches; returns bytes seen."""
+def feed_texts(counter: Any, texts: Iterable[Any], batch_bytes: int = 4 << 20,
+               text_field: str = "text") -> int:
+    """Count an iterable of documents (strings, records with a ``text_field``, a
+    ``datasets`` object) into ``counter`` in batches; returns bytes seen."""
+    from ._readers import record_texts
+
     batch: list[str] = []
     size = total = 0
-    for t in texts:
-        if not isinstance(t, str):
-            raise CorpusError(f"texts must be strings, got {type(t).__name__}")
+    for t in record_texts(texts, text_field):
         batch.append(t)
         size += len(t)
         if size >= batch_bytes or len(batch) >= 65536:
@@ -309,7 +330,7 @@ def count_corpus(
         if isinstance(texts, str):
             raise ConfigError("texts must be an iterable of strings, not one string; "
                               "wrap it: texts=[text]")
-        n_bytes += feed_texts(counter, texts)
+        n_bytes += feed_texts(counter, texts, text_field=text_field)
     if counter.distinct == 0:
         raise EmptyCorpusError("the corpus is empty: there is no text to train on")
     if verbose:

@@ -880,15 +880,18 @@ def _file_texts(paths: list[Path], errors: Errors) -> Iterator[str]:
 
     mode = {"strict": "strict", "replace": "replace", "skip": "ignore"}[errors]
     for p in paths:
-        name = p.name.lower()
-        base = name
-        for ext in corpus._OPENERS:
-            if base.endswith(ext):
-                base = base[: -len(ext)]
+        base = p.name.lower()
+        for ext in corpus._COMPRESSED:
+            base = base.removesuffix(ext)
         if base.endswith(".jsonl"):
             yield from corpus._jsonl_texts(p, "text", errors)
             continue
-        if p.suffix.lower() in corpus._OPENERS:
+        if base.endswith(".parquet"):
+            from .._readers import parquet_texts
+
+            yield from parquet_texts(p, "text")
+            continue
+        if p.suffix.lower() in corpus._COMPRESSED or str(p) == corpus.STDIN:
             yield from corpus._blocks(p, errors)
             continue
         offset = 0
