@@ -52,6 +52,17 @@ fn err(e: Error) -> PyErr {
 /// `BaseException` that `except Exception` does not catch). What the call
 /// had changed stays changed: the core's shared state is read-only or
 /// behind locks, and a half-fed `WordCounter` is the caller's to drop.
+fn error_policy(errors: &str) -> PyResult<ErrorPolicy> {
+    match errors {
+        "strict" => Ok(ErrorPolicy::Strict),
+        "replace" => Ok(ErrorPolicy::Replace),
+        "skip" => Ok(ErrorPolicy::Skip),
+        other => Err(PyValueError::new_err(format!(
+            "errors must be 'strict', 'replace' or 'skip', not {other:?}"
+        ))),
+    }
+}
+
 fn guarded<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|payload| Err(internal(&*payload)))
 }
@@ -833,19 +844,25 @@ impl WordCounter_ {
 
     fn feed_file(&mut self, py: Python<'_>, path: &str, errors: &str) -> PyResult<u64> {
         guarded(|| {
-            let policy = match errors {
-                "strict" => ErrorPolicy::Strict,
-                "replace" => ErrorPolicy::Replace,
-                "skip" => ErrorPolicy::Skip,
-                other => {
-                    return Err(PyValueError::new_err(format!(
-                        "errors must be 'strict', 'replace' or 'skip', not {other:?}"
-                    )))
-                }
-            };
+            let policy = error_policy(errors)?;
             let inner = &mut self.inner;
             py.detach(|| inner.feed_file(path, policy)).map_err(err)
         })
+    }
+
+    /// Count bytes `start..end` of a text file (parts cut at `safe_cut`).
+    fn feed_file_range(&mut self, py: Python<'_>, path: &str, start: u64, end: u64, errors: &str) -> PyResult<u64> {
+        guarded(|| {
+            let policy = error_policy(errors)?;
+            let inner = &mut self.inner;
+            py.detach(|| inner.feed_file_range(path, start, end, policy))
+                .map_err(err)
+        })
+    }
+
+    /// A safe cut of `data` near `limit` for this pipeline, or None.
+    fn safe_cut(&self, data: &[u8], limit: usize) -> PyResult<Option<usize>> {
+        guarded(|| Ok(self.inner.safe_cut(data, limit)))
     }
 
     #[getter]

@@ -231,6 +231,9 @@ def count(
     errors: Literal["strict", "replace", "skip"] = "strict",
     text_field: str = "text",
     verbose: bool = False,
+    backend: Literal["local", "ray"] = "local",
+    ray_address: str | None = None,
+    part_bytes: int | None = None,
     **options: Any,
 ) -> WordCounts:
     """Count the pieces of a corpus the way ``ts.train(model=model, **options)`` would.
@@ -239,6 +242,12 @@ def count(
     training options that decide the pipeline (``pattern``, ``byte_level``,
     ``lowercase``, ``normalizer``, ``add_dummy_prefix`` …; the others are accepted and
     do not matter here). Train with ``ts.train(counts=..., model=model, **options)``.
+
+    ``backend="ray"`` counts on Ray (``pip install 'tokensmith[ray]'``): every file, and
+    every ``part_bytes`` (64 MB) of a large plain-text file, is a task, and the results
+    merge in a tree of tasks; ``texts`` may be a Ray Dataset. The cluster is the one
+    ``ray.init`` joined, else ``ray_address`` or ``RAY_ADDRESS``, else a local one.
+    The counts equal those of ``backend="local"``.
     """
     from .corpus import count_corpus
     from .trainers import _trainer, check_options
@@ -253,6 +262,28 @@ def count(
         components = probed.components
     else:  # pragma: no cover - every trainer counts through count_corpus
         raise ConfigError(f"model={model!r} does not train from word counts")
-    counter = count_corpus(components, files, texts, errors, verbose=verbose,
-                           text_field=text_field)
+    if backend == "ray":
+        counter = _count_on_ray(components, files, texts, errors, text_field,
+                                ray_address, part_bytes)
+    elif backend == "local":
+        counter = count_corpus(components, files, texts, errors, verbose=verbose,
+                               text_field=text_field)
+    else:
+        raise ConfigError(f"backend={backend!r}: choose 'local' or 'ray'")
     return WordCounts(counter, components, str(model))
+
+
+def _count_on_ray(components: dict[str, Any], files: Any, texts: Any, errors: str,
+                  text_field: str, address: str | None, part_bytes: int | None) -> Any:
+    from ._ray_count import PART_BYTES, count_with_ray
+
+    if files is None and texts is None:
+        raise ConfigError("give files (paths, folders or globs) or texts= to count")
+    size = PART_BYTES if part_bytes is None else part_bytes
+    if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+        raise ConfigError(f"part_bytes must be a positive integer, not {part_bytes!r}")
+    counter = count_with_ray(components, files, texts, errors, text_field,
+                             address=address, part_bytes=size)
+    if counter.distinct == 0:
+        raise EmptyCorpusError("the corpus is empty: there is no text to count")
+    return counter

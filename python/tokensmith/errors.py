@@ -35,6 +35,7 @@ __all__ = [
     "InternalError",
     "VocabShortfallWarning",
     "PortabilityWarning",
+    "ClusterError",
     "UnknownOptionError",
 ]
 
@@ -127,6 +128,10 @@ class CorpusCompressionError(CorpusError):
         self.compression = compression
         self.problem = problem
         super().__init__(message)
+
+
+class ClusterError(CorpusError):
+    """The cluster that was to count the corpus (Ray) cannot be reached or started."""
 
 
 class EmptyCorpusError(CorpusError):

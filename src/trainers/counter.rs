@@ -363,9 +363,26 @@ impl WordCounter {
 
     /// Count a UTF-8 text file, read in blocks; returns the bytes read.
     pub fn feed_file(&mut self, path: &str, policy: ErrorPolicy) -> Result<u64> {
-        let mut f = std::fs::File::open(path).map_err(|e| Error::Corpus(format!("{path}: cannot open: {e}")))?;
+        self.feed_file_range(path, 0, u64::MAX, policy)
+    }
+
+    /// A safe place to cut `buf` near `limit` for this pipeline (see `cut_point`):
+    /// counting the parts apart gives the counts of the whole.
+    pub fn safe_cut(&self, buf: &[u8], limit: usize) -> Option<usize> {
+        cut_point(buf, limit, self.rule).or_else(|| self.word_cut(buf, limit))
+    }
+
+    /// Count bytes `start..end` of a UTF-8 text file (`end` past the end: to the
+    /// end), read in blocks; returns the bytes read. The range must begin and end
+    /// at safe cuts (`safe_cut`) for the parts of a file to add up to the whole.
+    pub fn feed_file_range(&mut self, path: &str, start: u64, end: u64, policy: ErrorPolicy) -> Result<u64> {
+        use std::io::{Seek, SeekFrom};
+        let mut file = std::fs::File::open(path).map_err(|e| Error::Corpus(format!("{path}: cannot open: {e}")))?;
+        file.seek(SeekFrom::Start(start))
+            .map_err(|e| Error::Corpus(format!("{path}: cannot seek to byte {start}: {e}")))?;
+        let mut f = file.take(end.saturating_sub(start));
         let mut buf: Vec<u8> = Vec::with_capacity(BLOCK * 2);
-        let mut offset: u64 = 0; // file offset of buf[0]
+        let mut offset: u64 = start; // file offset of buf[0]
         let mut eof = false;
         let mut total = 0u64;
         let mut want = BLOCK;
