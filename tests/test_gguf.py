@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import struct
 import unicodedata
+import warnings
 from pathlib import Path
 
 import pytest
 import tokensmith as ts
 from tokensmith.errors import (
     DisallowedSpecialTokenError,
+    PortabilityWarning,
     TokenizerFormatError,
     UnsupportedComponentError,
 )
@@ -276,3 +278,26 @@ def test_a_file_without_a_tokenizer_is_refused(tmp_path: Path) -> None:
     p = write_metadata(tmp_path / "weights.gguf", [("general.architecture", T.STRING, "llama")])
     with pytest.raises(TokenizerFormatError, match="weights.gguf: no tokenizer.ggml.model"):
         ts.load(p)
+
+
+def test_gguf_tokenizers_save_as_json_that_tokenizers_reads(tmp_path: Path) -> None:
+    """The pipelines built for GGUF files (llama.cpp's regex forms, its BERT cleaning,
+    the SentencePiece normalizer) are written with components `tokenizers` has."""
+    source = _derived("gpt-4o").save(tmp_path / "o200k.json")
+    entries = {
+        "gpt-4o": F.from_bpe_json(source, "gpt-4o"),
+        "bert": F.from_bert_vocab(asset("bert-base-uncased", "vocab.txt")),
+        "t5": F.from_sentencepiece(asset("sentencepiece-unigram", "test_model.model"), "t5",
+                                   eos=2, unknown=0),
+    }
+    lines = [line for text in _texts() for line in text.split("\n") if line][:400]
+    lines += ["REFER\u00caNCIA \u0645\u0627\u064b", "\uc624\ubc14 \u092e\u093e"]
+    for name, made in entries.items():
+        tok = _gguf(tmp_path, name, made)
+        path = tmp_path / f"{name}-tokenizer.json"
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", PortabilityWarning)  # (t5: its character map)
+            tok.save(path)
+        ref = tokenizers.Tokenizer.from_file(str(path))
+        for line in lines:
+            assert ref.encode(line).ids == tok.encode(line, allowed_special="all"), line[:60]
