@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 from ._limits import check_token_list, check_vocab_size
+from ._line_sample import LineSample
 from ._progress import TrainingEvents
 from .corpus import Files, count_corpus
 from .errors import ConfigError, VocabSizeError
@@ -49,6 +50,7 @@ def _count(
     out: TextIO,
     text_field: str = "text",
     counts: WordCounts | None = None,
+    sample: LineSample | None = None,
 ) -> Any:
     """Words as SentencePiece reads them: each line normalized on its own, cut before `▁`."""
     normalizer = {
@@ -69,7 +71,7 @@ def _count(
                   "space_cut": _space_cut(add_dummy_prefix, remove_extra_whitespaces,
                                           treat_whitespace_as_suffix)}
     return count_corpus(components, files, texts, errors, verbose=verbose, out=out,
-                        what="words", text_field=text_field, counts=counts)
+                        what="words", text_field=text_field, counts=counts, sample=sample)
 
 
 def _space_cut(add_dummy_prefix: bool, remove_extra_whitespaces: bool,
@@ -222,6 +224,9 @@ def train_unigram(
     hard_vocab_limit: bool = True,
     errors: Literal["strict", "replace", "skip"] = "strict",
     text_field: str = "text",
+    input_sentence_size: int | None = None,
+    sample_bytes: int | None = None,
+    sample_seed: int = 0,
     counts: WordCounts | None = None,
     verbose: bool = False,
     progress: bool | None = None,
@@ -267,7 +272,8 @@ def train_unigram(
                      remove_extra_whitespaces=remove_extra_whitespaces,
                      treat_whitespace_as_suffix=treat_whitespace_as_suffix,
                      errors=errors, verbose=verbose, out=out, text_field=text_field,
-                     counts=counts)
+                     counts=counts,
+                     sample=LineSample.of(input_sentence_size, sample_bytes, sample_seed))
     events = TrainingEvents(verbose, progress, out, callback, "‰ of pruning")
     t1 = time.monotonic()
     learned, dropped = counter.train_unigram(
@@ -318,6 +324,9 @@ def train_sentencepiece_bpe(
     hard_vocab_limit: bool = True,
     errors: Literal["strict", "replace", "skip"] = "strict",
     text_field: str = "text",
+    input_sentence_size: int | None = None,
+    sample_bytes: int | None = None,
+    sample_seed: int = 0,
     counts: WordCounts | None = None,
     verbose: bool = False,
     trace: int = 20,
@@ -354,7 +363,8 @@ def train_sentencepiece_bpe(
                      remove_extra_whitespaces=remove_extra_whitespaces,
                      treat_whitespace_as_suffix=treat_whitespace_as_suffix,
                      errors=errors, verbose=verbose, out=out, text_field=text_field,
-                     counts=counts)
+                     counts=counts,
+                     sample=LineSample.of(input_sentence_size, sample_bytes, sample_seed))
     events = TrainingEvents(verbose, progress, out, callback, "merges")
     want = vocab_size - len(meta)
     # a merged string can arise twice (ab+c, a+bc): ask for a few more, keep the first

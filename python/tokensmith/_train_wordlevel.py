@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 from ._limits import check_min_frequency, check_token_list, check_vocab_size
+from ._line_sample import LineSample
 from .corpus import Files, count_corpus
 from .errors import ConfigError, VocabSizeError
 from .tokenizer import Tokenizer
@@ -50,6 +51,9 @@ def train_wordlevel(
     lowercase: bool = False,
     errors: Literal["strict", "replace", "skip"] = "strict",
     text_field: str = "text",
+    input_sentence_size: int | None = None,
+    sample_bytes: int | None = None,
+    sample_seed: int = 0,
     counts: WordCounts | None = None,
     verbose: bool = False,
     stream: TextIO | None = None,
@@ -86,7 +90,8 @@ def train_wordlevel(
     pre = PRE_TOKENIZERS[split]
     counter = count_corpus({"normalizer": normalizer, "pre_tokenizer": pre}, files, texts,
                            errors, verbose=verbose, out=out, what="words",
-                           text_field=text_field, counts=counts)
+                           text_field=text_field, counts=counts,
+                           sample=LineSample.of(input_sentence_size, sample_bytes, sample_seed))
     t1 = time.monotonic()
     vocab = _vocabulary(counter, specials, vocab_size, min_frequency, callback)
     spec = {

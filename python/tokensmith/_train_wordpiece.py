@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 from ._limits import check_min_frequency, check_token_list, check_vocab_size, warn_shortfall
+from ._line_sample import LineSample
 from ._progress import TrainingEvents
 from .corpus import Files, count_corpus
 from .errors import ConfigError, VocabSizeError
@@ -45,6 +46,9 @@ def train_wordpiece(
     score: Literal["likelihood", "ratio", "frequency"] = "likelihood",
     errors: Literal["strict", "replace", "skip"] = "strict",
     text_field: str = "text",
+    input_sentence_size: int | None = None,
+    sample_bytes: int | None = None,
+    sample_seed: int = 0,
     counts: WordCounts | None = None,
     verbose: bool = False,
     trace: int = 20,
@@ -117,7 +121,8 @@ def train_wordpiece(
     pre = {"type": "BertPreTokenizer"}
     counter = count_corpus({"normalizer": normalizer, "pre_tokenizer": pre}, files, texts,
                            errors, verbose=verbose, out=out, what="words",
-                           text_field=text_field, counts=counts)
+                           text_field=text_field, counts=counts,
+                           sample=LineSample.of(input_sentence_size, sample_bytes, sample_seed))
 
     events = TrainingEvents(verbose, progress, out, callback, "tokens")
 

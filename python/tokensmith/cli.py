@@ -221,6 +221,12 @@ def _fit(args: argparse.Namespace, files: list[str], texts: Any, **options: Any)
     return ts.train(files or None, texts=texts, **options)
 
 
+def _sampling(args: argparse.Namespace) -> dict[str, object]:
+    """The sampling options of ``train``, as the trainers take them."""
+    return {"input_sentence_size": args.input_sentence_size,
+            "sample_bytes": args.sample_bytes, "sample_seed": args.sample_seed}
+
+
 def _train_wordlevel(args: argparse.Namespace, files: list[str], texts: Any, target: Path,
                      verbose: bool) -> int:
 
@@ -238,7 +244,8 @@ def _train_wordlevel(args: argparse.Namespace, files: list[str], texts: Any, tar
                     min_frequency=args.min_frequency or 0, unk_token=unk,
                     special_tokens=[] if args.no_special_tokens else specials,
                     split=args.split or "whitespace", lowercase=args.lowercase,
-                    errors=args.errors, text_field=args.text_field, verbose=verbose)
+                    errors=args.errors, text_field=args.text_field, verbose=verbose,
+                    **_sampling(args))
     except CorpusEncodingError as e:
         raise CommandError(f"{e} On the command line: --errors replace or --errors skip.") from None
     if tok is None:  # --count-only
@@ -305,7 +312,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         options: dict[str, object] = {
             "lowercase": True,  # as BERT's uncased vocabularies
             "errors": args.errors, "text_field": args.text_field, "verbose": verbose,
-            "trace": args.trace, "progress": verbose,
+            "trace": args.trace, "progress": verbose, **_sampling(args),
         }
         if args.min_frequency is not None:
             options["min_frequency"] = args.min_frequency
@@ -349,6 +356,7 @@ def cmd_train(args: argparse.Namespace) -> int:
             verbose=verbose,
             trace=args.trace,
             progress=verbose,
+            **_sampling(args),
         )
     except CorpusEncodingError as e:
         raise CommandError(
@@ -391,7 +399,7 @@ def _train_sentencepiece(args: argparse.Namespace, files: list[str],
             raise CommandError(f"{flag} does not apply to --model {args.model}")
     options: dict[str, object] = {
         "errors": args.errors, "text_field": args.text_field, "verbose": verbose,
-        "progress": verbose, "byte_fallback": args.byte_fallback,
+        "progress": verbose, "byte_fallback": args.byte_fallback, **_sampling(args),
     }
     if args.model == "sentencepiece-bpe":
         options["trace"] = args.trace
@@ -962,6 +970,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="invalid UTF-8 in the corpus: stop (default), U+FFFD, or drop it")
     p.add_argument("--text-field", default="text", metavar="NAME",
                    help="the field of .jsonl records that holds the text (default: text)")
+    p.add_argument("--input-sentence-size", type=int, metavar="N",
+                   help="count a random sample of N lines of the corpus (as sentencepiece)")
+    p.add_argument("--sample-bytes", type=int, metavar="B",
+                   help="count a random sample of lines of about B bytes in all")
+    p.add_argument("--sample-seed", type=int, default=0, metavar="S",
+                   help="the seed of the sample (default 0)")
     p.add_argument("--vocab-merges", metavar="FOLDER",
                    help="also write vocab.json + merges.txt into FOLDER")
     p.add_argument("--trace", type=int, default=20, metavar="N",

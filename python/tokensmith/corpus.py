@@ -295,6 +295,7 @@ def count_corpus(
     what: str = "pieces",
     text_field: str = "text",
     counts: Any = None,
+    sample: Any = None,
 ) -> Any:
     """A ``_core.WordCounter`` for the pipeline ``components`` (normalizer,
     pre-tokenizer, ``lines``) fed with ``files`` and ``texts``: what every trainer
@@ -304,7 +305,11 @@ def count_corpus(
     ``counts`` (a :class:`tokensmith.counts.WordCounts`) stands for the corpus: its
     counter is used as it is, after checking that it was counted through the same
     ``components``. (``tokensmith.counts.count`` passes a probe here to learn a
-    trainer's components without counting anything.)"""
+    trainer's components without counting anything.)
+
+    ``sample`` (a ``tokensmith._line_sample.LineSample``) counts a uniform random
+    sample of the lines instead of all of them (``input_sentence_size=``,
+    ``sample_bytes=``), reported with ``verbose``."""
     import sys
     import time
 
@@ -318,18 +323,20 @@ def count_corpus(
     out = out or sys.stderr
     if files is None and texts is None:
         raise ConfigError("give files (paths, folders or globs) or texts=[...] to train on")
+    if isinstance(texts, str):
+        raise ConfigError("texts must be an iterable of strings, not one string; "
+                          "wrap it: texts=[text]")
     t0 = time.monotonic()
     counter = _core.WordCounter(json.dumps(components))
     n_bytes = 0
-    if files is not None:
+    if sample is not None:
+        n_bytes += _count_sample(counter, sample, files, texts, errors, text_field, verbose, out)
+    elif files is not None:
         paths = expand(files)
         if verbose:
             print(f"counting words in {len(paths)} file(s) …", file=out)
         n_bytes += feed_files(counter, paths, errors, text_field)
-    if texts is not None:
-        if isinstance(texts, str):
-            raise ConfigError("texts must be an iterable of strings, not one string; "
-                              "wrap it: texts=[text]")
+    if texts is not None and sample is None:
         n_bytes += feed_texts(counter, texts, text_field=text_field)
     if counter.distinct == 0:
         raise EmptyCorpusError("the corpus is empty: there is no text to train on")
@@ -337,3 +344,36 @@ def count_corpus(
         print(f"{n_bytes:,} bytes, {counter.distinct:,} distinct {what} "
               f"({time.monotonic() - t0:.1f} s)", file=out)
     return counter
+
+
+def documents(files: Files | None, texts: Iterable[Any] | None, errors: str,
+              text_field: str) -> Iterator[str]:
+    """The corpus as text, file by file (blocks cut after a newline, or records),
+    then ``texts``: what sampling and other line-wise readers go through."""
+    from ._readers import parquet_texts, record_texts
+
+    for p in expand(files) if files is not None else []:
+        base = p.name.lower()
+        for ext in _COMPRESSED:
+            base = base.removesuffix(ext)
+        if base.endswith(".jsonl"):
+            yield from _jsonl_texts(p, text_field, errors)
+        elif base.endswith(".parquet"):
+            yield from parquet_texts(p, text_field)
+        else:
+            yield from _blocks(p, errors)
+    if texts is not None:
+        yield from record_texts(texts, text_field)
+
+
+def _count_sample(counter: Any, sample: Any, files: Files | None, texts: Iterable[Any] | None,
+                  errors: str, text_field: str, verbose: bool, out: Any) -> int:
+    """Count a random sample of the corpus's lines (see ``_line_sample``); returns the
+    bytes counted."""
+    from ._line_sample import sample_lines
+
+    lines, report = sample_lines(documents(files, texts, errors, text_field), sample)
+    feed_texts(counter, lines)
+    if verbose:
+        print(report.describe(sample.seed), file=out)
+    return report.bytes_kept

@@ -248,7 +248,13 @@ def count(
     merge in a tree of tasks; ``texts`` may be a Ray Dataset. The cluster is the one
     ``ray.init`` joined, else ``ray_address`` or ``RAY_ADDRESS``, else a local one.
     The counts equal those of ``backend="local"``.
+
+    ``input_sentence_size=N`` or ``sample_bytes=B`` (with ``sample_seed=``) count a
+    uniform random sample of the corpus's lines, as ``sentencepiece`` samples its
+    input: the lines with the smallest random keys, N of them or as many as fit in B
+    bytes, in memory for the sample only.
     """
+    from ._line_sample import LineSample
     from .corpus import count_corpus
     from .trainers import _trainer, check_options
 
@@ -256,18 +262,23 @@ def count(
     check_options(trainer, options, f"count(model={model!r})")
     for name in ("counts", "callback", "stream"):
         options.pop(name, None)
+    sample = LineSample.of(options.pop("input_sentence_size", None),
+                           options.pop("sample_bytes", None), options.pop("sample_seed", 0))
     try:
         trainer(None, counts=_PROBE, **options)
     except _Probed as probed:
         components = probed.components
     else:  # pragma: no cover - every trainer counts through count_corpus
         raise ConfigError(f"model={model!r} does not train from word counts")
+    if backend == "ray" and sample is not None:
+        raise ConfigError("sampling (input_sentence_size=, sample_bytes=) reads the corpus "
+                          "in one process: count with backend='local'")
     if backend == "ray":
         counter = _count_on_ray(components, files, texts, errors, text_field,
                                 ray_address, part_bytes)
     elif backend == "local":
         counter = count_corpus(components, files, texts, errors, verbose=verbose,
-                               text_field=text_field)
+                               text_field=text_field, sample=sample)
     else:
         raise ConfigError(f"backend={backend!r}: choose 'local' or 'ray'")
     return WordCounts(counter, components, str(model))

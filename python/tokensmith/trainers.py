@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Literal, TextIO, overload
 
 from . import _core, patterns
 from ._limits import check_min_frequency, check_token_list, check_vocab_size, warn_shortfall
+from ._line_sample import LineSample
 from ._progress import TrainingEvents
 from .corpus import Files, count_corpus
 from .errors import (
@@ -69,6 +70,9 @@ def train(
     normalizer: str | None = ...,
     errors: Literal["strict", "replace", "skip"] = ...,
     text_field: str = ...,
+    input_sentence_size: int | None = ...,
+    sample_bytes: int | None = ...,
+    sample_seed: int = ...,
     counts: WordCounts | None = ...,
     verbose: bool = ...,
     trace: int = ...,
@@ -100,6 +104,9 @@ def train(
     score: Literal["likelihood", "ratio", "frequency"] = ...,
     errors: Literal["strict", "replace", "skip"] = ...,
     text_field: str = ...,
+    input_sentence_size: int | None = ...,
+    sample_bytes: int | None = ...,
+    sample_seed: int = ...,
     counts: WordCounts | None = ...,
     verbose: bool = ...,
     trace: int = ...,
@@ -137,6 +144,9 @@ def train(
     hard_vocab_limit: bool = ...,
     errors: Literal["strict", "replace", "skip"] = ...,
     text_field: str = ...,
+    input_sentence_size: int | None = ...,
+    sample_bytes: int | None = ...,
+    sample_seed: int = ...,
     counts: WordCounts | None = ...,
     verbose: bool = ...,
     progress: bool | None = ...,
@@ -170,6 +180,9 @@ def train(
     hard_vocab_limit: bool = ...,
     errors: Literal["strict", "replace", "skip"] = ...,
     text_field: str = ...,
+    input_sentence_size: int | None = ...,
+    sample_bytes: int | None = ...,
+    sample_seed: int = ...,
     counts: WordCounts | None = ...,
     verbose: bool = ...,
     trace: int = ...,
@@ -193,6 +206,9 @@ def train(
     lowercase: bool = ...,
     errors: Literal["strict", "replace", "skip"] = ...,
     text_field: str = ...,
+    input_sentence_size: int | None = ...,
+    sample_bytes: int | None = ...,
+    sample_seed: int = ...,
     counts: WordCounts | None = ...,
     verbose: bool = ...,
     stream: TextIO | None = ...,
@@ -307,6 +323,9 @@ def train_bpe(
     normalizer: str | None = None,
     errors: Literal["strict", "replace", "skip"] = "strict",
     text_field: str = "text",
+    input_sentence_size: int | None = None,
+    sample_bytes: int | None = None,
+    sample_seed: int = 0,
     counts: WordCounts | None = None,
     verbose: bool = False,
     trace: int = 20,
@@ -385,7 +404,8 @@ def train_bpe(
     components = {"normalizer": norm, "pre_tokenizer": pre}
 
     counter = count_corpus(components, files, texts, errors, verbose=verbose, out=out,
-                           text_field=text_field, counts=counts)
+                           text_field=text_field, counts=counts,
+                           sample=LineSample.of(input_sentence_size, sample_bytes, sample_seed))
 
     events = TrainingEvents(verbose, progress, out, callback, "merges")
 
