@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import random
 import warnings
+from pathlib import Path
 
 import pytest
 import tokensmith as ts
@@ -170,3 +171,35 @@ def test_cli_counts_shards_and_trains_from_them(tmp_path, capsys, documents) -> 
     assert code != 0
     assert "this training counts with" in capsys.readouterr().err
     assert cli.main(["train", "--vocab-size", "500", "-o", str(tmp_path / "none.json")]) != 0
+
+
+def _write_corpus(tmp_path: Path) -> Path:
+    p = tmp_path / "corpus.txt"
+    p.write_text("\n".join(make_text(seed, 40) for seed in range(100)), encoding="utf-8")
+    return p
+
+
+def test_long_runs_keep_their_counts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run over KEEP_COUNTS_BYTES (or with --keep-counts) saves its counts beside the
+    output; training again from them gives the same tokenizer without the corpus."""
+    from tokensmith import cli
+
+    p = _write_corpus(tmp_path)
+    monkeypatch.setattr(cli, "KEEP_COUNTS_BYTES", 1000)
+    assert cli.main(["train", str(p), "--vocab-size", "300", "-q", "--out",
+                     str(tmp_path / "a")]) == 0
+    kept = tmp_path / "a" / "tokenizer.counts"
+    assert kept.is_file()
+    p.unlink()  # (the corpus is gone: the counts stand for it)
+    assert cli.main(["train", "--counts", str(kept), "--vocab-size", "300", "-q", "--out",
+                     str(tmp_path / "b")]) == 0
+    assert (tmp_path / "a" / "tokenizer.json").read_bytes() == (
+        tmp_path / "b" / "tokenizer.json").read_bytes()
+    monkeypatch.setattr(cli, "KEEP_COUNTS_BYTES", 1 << 40)
+    q = _write_corpus(tmp_path)
+    assert cli.main(["train", str(q), "--vocab-size", "300", "-q", "--out",
+                     str(tmp_path / "c.json")]) == 0
+    assert not (tmp_path / "c.counts").exists()
+    assert cli.main(["train", str(q), "--vocab-size", "300", "-q", "--keep-counts", "--out",
+                     str(tmp_path / "d.json")]) == 0
+    assert (tmp_path / "d.counts").is_file()

@@ -89,3 +89,4 @@ def test_command_line_samples(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert f"sampled 60 of {len(lines):,} lines" in capsys.readouterr().err
     same = ts.train(texts=_oracle(lines, 2, n=60), model="bpe", vocab_size=300)
     assert ts.load(out).get_vocab() == same.get_vocab()
+

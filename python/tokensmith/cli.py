@@ -218,7 +218,30 @@ def _fit(args: argparse.Namespace, files: list[str], texts: Any, **options: Any)
     if args.counts:
         parts = [ts.WordCounts.load(p) for p in args.counts]
         return ts.train(counts=ts.WordCounts.merge(parts), **options)
-    return ts.train(files or None, texts=texts, **options)
+    counts = ts.count(files or None, texts=texts, **options)
+    if args.keep_counts or counts.bytes_seen >= KEEP_COUNTS_BYTES:
+        # (a long run keeps its counts, so that a failed or changed training need
+        # not read the corpus again)
+        path = _counts_path(args)
+        counts.save(path)
+        print(f"counts saved to {_shown(path)}: train again from them with --counts "
+              f"{_shown(path)}", file=sys.stderr)
+    for name in ("input_sentence_size", "sample_bytes", "sample_seed"):
+        options.pop(name, None)
+    return ts.train(counts=counts, **options)
+
+
+#: A training run that counts this many bytes or more keeps its counts (``--keep-counts``
+#: keeps them whatever the size).
+KEEP_COUNTS_BYTES = 256 << 20
+
+
+def _counts_path(args: argparse.Namespace) -> Path:
+    """Where a training run keeps its counts: beside its output, as ``*.counts``."""
+    out = Path(args.out)
+    if out.suffix.lower() in (".json", ".model"):
+        return out.with_suffix(".counts")
+    return _tokenizer_path(args.out).with_suffix(".counts")
 
 
 def _sampling(args: argparse.Namespace) -> dict[str, object]:
@@ -916,6 +939,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="files, folders or globs to train on; '-' reads standard input")
     p.add_argument("--counts", nargs="+", metavar="FILE.counts",
                    help="train on word counts made by --count-only (added up) instead of FILES")
+    p.add_argument("--keep-counts", action="store_true",
+                   help="save the word counts beside the output (done anyway from 256 MB "
+                        "of text), to train again with --counts without reading the corpus")
     p.add_argument("--count-only", action="store_true",
                    help="count FILES the way this training would and save the counts to -o "
                         "(a .counts file) instead of training; shards counted apart add up")

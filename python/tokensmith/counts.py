@@ -130,6 +130,7 @@ class WordCounts:
     def save(self, path: str | os.PathLike[str]) -> Path:
         """Write a ``.counts`` file (atomically); returns its path."""
         p = Path(path)
+        p.parent.mkdir(parents=True, exist_ok=True)
         header = {
             "format": FORMAT, "components": self._components, "model": self.model,
             "distinct": len(self), "total": self.total, "bytes": self.bytes_seen,
