@@ -203,3 +203,21 @@ def test_long_runs_keep_their_counts(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert cli.main(["train", str(q), "--vocab-size", "300", "-q", "--keep-counts", "--out",
                      str(tmp_path / "d.json")]) == 0
     assert (tmp_path / "d.counts").is_file()
+
+
+def test_progress_reads_in_parts_with_the_same_counts(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With verbose, plain files are read in parts (cut where the counter may cut) so
+    that a bar shows MB, MB/s and the ETA; the counts are those of one read."""
+    import io
+
+    from tokensmith import corpus
+
+    p = _write_corpus(tmp_path)
+    monkeypatch.setattr(corpus, "_PART", 2000)
+    out = io.StringIO()
+    whole = ts.count(p, model="bpe")
+    counter = corpus.count_corpus(whole.components, [p], None, "strict", verbose=True, out=out)
+    assert "reading [" in out.getvalue() and "MB/s" in out.getvalue()
+    parts = ts.WordCounts(counter, whole.components, "bpe")
+    assert parts.most_common(None) == whole.most_common(None)

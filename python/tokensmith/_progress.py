@@ -18,9 +18,11 @@ def _fmt_time(s: float) -> str:
 class Progress:
     """``Progress(total, "merges")``; call :meth:`update` with the count done."""
 
-    def __init__(self, total: int, label: str, stream: TextIO | None = None) -> None:
+    def __init__(self, total: int, label: str, stream: TextIO | None = None,
+                 in_bytes: bool = False) -> None:
         self.total = max(total, 1)
         self.label = label
+        self.in_bytes = in_bytes  # (count bytes: show MB and MB/s)
         self.stream = stream or sys.stderr
         self.tty = self.stream.isatty()
         self.start = time.monotonic()
@@ -45,8 +47,13 @@ class Progress:
         width = 30
         fill = int(width * done / self.total)
         bar = "#" * fill + "-" * (width - fill)
+        if self.in_bytes:
+            rate = done / elapsed / 1e6 if elapsed > 0 else 0.0
+            amount = f"{done / 1e6:,.0f}/{self.total / 1e6:,.0f} MB {rate:,.0f} MB/s"
+        else:
+            amount = f"{done}/{self.total}"
         line = (
-            f"{self.label} [{bar}] {done}/{self.total} {pct:3d}% "
+            f"{self.label} [{bar}] {amount} {pct:3d}% "
             f"elapsed {_fmt_time(elapsed)} eta {_fmt_time(eta)}"
         )
         if self.tty:

@@ -231,12 +231,18 @@ def _jsonl_texts(path: Path, field: str, errors: str) -> Iterator[str]:
             yield text
 
 
-def feed_files(counter: Any, paths: list[Path], errors: str, text_field: str = "text") -> int:
-    """Count every file into ``counter`` (a ``_core.WordCounter``); returns bytes read."""
+def feed_files(counter: Any, paths: list[Path], errors: str, text_field: str = "text",
+               bar: Any = None) -> int:
+    """Count every file into ``counter`` (a ``_core.WordCounter``); returns bytes read.
+    ``bar`` (a ``_progress.Progress`` over the files' sizes) follows the reading."""
     from ._readers import parquet_texts
 
-    total = 0
+    total = done = 0
     for p in paths:
+        if bar is not None and _is_plain(p):
+            total += _feed_in_parts(counter, p, errors, bar, done)
+            done += p.stat().st_size
+            continue
         base = p.name.lower()
         for ext in _COMPRESSED:
             base = base.removesuffix(ext)
@@ -250,6 +256,36 @@ def feed_files(counter: Any, paths: list[Path], errors: str, text_field: str = "
                 total += len(block.encode("utf-8"))
         else:
             total += counter.feed_file(str(p), errors)
+        if bar is not None and str(p) != STDIN:
+            done += p.stat().st_size
+            bar.update(done)
+    return total
+
+
+def _is_plain(p: Path) -> bool:
+    name = p.name.lower()
+    return (str(p) != STDIN and not name.endswith((*_COMPRESSED, ".parquet"))
+            and not name.endswith(".jsonl"))
+
+
+_PART = 64 << 20
+
+
+def _feed_in_parts(counter: Any, p: Path, errors: str, bar: Any, done: int) -> int:
+    """Count a plain file in parts of about 64 MB cut where the counter may cut (the
+    counts of the whole), moving ``bar`` after each; returns bytes read."""
+    size = p.stat().st_size
+    start = total = 0
+    with open(p, "rb") as f:
+        while start < size:
+            end = size
+            if start + _PART < size:
+                f.seek(start + _PART)
+                cut = counter.safe_cut(f.read(1 << 20), 0)
+                end = size if cut is None else start + _PART + cut
+            total += counter.feed_file_range(str(p), start, end, errors)
+            start = end
+            bar.update(done + start)
     return total
 
 
@@ -333,9 +369,16 @@ def count_corpus(
         n_bytes += _count_sample(counter, sample, files, texts, errors, text_field, verbose, out)
     elif files is not None:
         paths = expand(files)
+        bar = None
         if verbose:
+            from ._progress import Progress
+
             print(f"counting words in {len(paths)} file(s) …", file=out)
-        n_bytes += feed_files(counter, paths, errors, text_field)
+            size = sum(p.stat().st_size for p in paths if str(p) != STDIN)
+            bar = Progress(size, "reading", out, in_bytes=True) if size else None
+        n_bytes += feed_files(counter, paths, errors, text_field, bar)
+        if bar is not None:
+            bar.close()
     if texts is not None and sample is None:
         n_bytes += feed_texts(counter, texts, text_field=text_field)
     if counter.distinct == 0:
