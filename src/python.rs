@@ -943,6 +943,28 @@ impl WordCounter_ {
         })
     }
 
+    /// Add up sorted counts files (spilled runs) in one pass, keeping the pieces
+    /// whose total reaches `min_count`.
+    fn merge_runs(&mut self, py: Python<'_>, paths: Vec<String>, min_count: u64) -> PyResult<()> {
+        guarded(|| {
+            let counts = &mut self.inner.counts;
+            py.detach(|| crate::trainers::counts_file::merge_runs(&paths, min_count, counts))
+                .map_err(err)
+        })
+    }
+
+    /// An estimate of the memory the table of pieces takes, in bytes.
+    #[getter]
+    fn table_bytes(&self) -> PyResult<usize> {
+        guarded(|| {
+            let counts = &self.inner.counts;
+            // (a bucket holds the key's Vec and the count, 32 bytes, plus a control
+            // byte; each key's bytes are a heap block of their own)
+            let keys: usize = counts.keys().map(|k| k.len().div_ceil(16) * 16 + 16).sum();
+            Ok(counts.capacity() * 33 + keys)
+        })
+    }
+
     /// Add the counts of the file at `path`; returns its header.
     fn load_counts(&mut self, py: Python<'_>, path: &str) -> PyResult<String> {
         guarded(|| {

@@ -211,14 +211,16 @@ def _fit(args: argparse.Namespace, files: list[str], texts: Any, **options: Any)
 
     if args.count_only:
         options.pop("vocab_size", None)
-        counts = ts.count(files or None, texts=texts, **options)
+        bound = {"memory_limit": args.memory_limit} if args.memory_limit else {}
+        counts = ts.count(files or None, texts=texts, **bound, **options)
         print(f"saved {_shown(counts.save(args.out))} ({len(counts):,} distinct pieces, "
               f"{counts.total:,} counted)")
         return None
     if args.counts:
         parts = [ts.WordCounts.load(p) for p in args.counts]
         return ts.train(counts=ts.WordCounts.merge(parts), **options)
-    counts = ts.count(files or None, texts=texts, **options)
+    bound = {"memory_limit": args.memory_limit} if args.memory_limit else {}
+    counts = ts.count(files or None, texts=texts, **bound, **options)
     if args.keep_counts or counts.bytes_seen >= KEEP_COUNTS_BYTES:
         # (a long run keeps its counts, so that a failed or changed training need
         # not read the corpus again)
@@ -242,6 +244,19 @@ def _counts_path(args: argparse.Namespace) -> Path:
     if out.suffix.lower() in (".json", ".model"):
         return out.with_suffix(".counts")
     return _tokenizer_path(args.out).with_suffix(".counts")
+
+
+def _size(text: str) -> int:
+    """A size on the command line: bytes, or a number with K, M, G or T (powers of 1024)."""
+    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+    t = text.strip().upper().removesuffix("B")
+    try:
+        if t and t[-1] in units:
+            return int(float(t[:-1]) * units[t[-1]])
+        return int(t)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a size (e.g. 4G, 500M, 1000000)") from None
 
 
 def _sampling(args: argparse.Namespace) -> dict[str, object]:
@@ -939,6 +954,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="files, folders or globs to train on; '-' reads standard input")
     p.add_argument("--counts", nargs="+", metavar="FILE.counts",
                    help="train on word counts made by --count-only (added up) instead of FILES")
+    p.add_argument("--memory-limit", type=_size, metavar="SIZE",
+                   help="bound the table of word counts (e.g. 4G, 500M): past it, write "
+                        "sorted runs to disk and add them up at the end (exact)")
     p.add_argument("--keep-counts", action="store_true",
                    help="save the word counts beside the output (done anyway from 256 MB "
                         "of text), to train again with --counts without reading the corpus")

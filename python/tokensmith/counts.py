@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal
@@ -235,6 +236,10 @@ def count(
     backend: Literal["local", "ray"] = "local",
     ray_address: str | None = None,
     part_bytes: int | None = None,
+    memory_limit: int | None = None,
+    min_count: int = 1,
+    prune_below: int | None = None,
+    spill_dir: str | None = None,
     **options: Any,
 ) -> WordCounts:
     """Count the pieces of a corpus the way ``ts.train(model=model, **options)`` would.
@@ -249,6 +254,13 @@ def count(
     merge in a tree of tasks; ``texts`` may be a Ray Dataset. The cluster is the one
     ``ray.init`` joined, else ``ray_address`` or ``RAY_ADDRESS``, else a local one.
     The counts equal those of ``backend="local"``.
+
+    ``memory_limit=`` (bytes) bounds the table of distinct pieces while counting:
+    past it, the table is written to disk as a sorted run (in ``spill_dir``, else the
+    temporary folder) and the runs are added up at the end, exactly; with
+    ``prune_below=k`` the pieces seen fewer than k times so far are dropped instead
+    (approximate). ``min_count`` keeps only the pieces counted at least that often
+    (applied while the runs are merged, so the result needs memory for those only).
 
     ``input_sentence_size=N`` or ``sample_bytes=B`` (with ``sample_seed=``) count a
     uniform random sample of the corpus's lines, as ``sentencepiece`` samples its
@@ -271,6 +283,25 @@ def count(
         components = probed.components
     else:  # pragma: no cover - every trainer counts through count_corpus
         raise ConfigError(f"model={model!r} does not train from word counts")
+    if isinstance(min_count, bool) or not isinstance(min_count, int) or min_count < 1:
+        raise ConfigError(f"min_count must be a positive integer, not {min_count!r}")
+    if memory_limit is not None:
+        if backend != "local" or sample is not None:
+            raise ConfigError("memory_limit= bounds counting in one process, on the whole "
+                              "corpus: not with backend='ray' or sampling")
+        from ._bounded_count import count_bounded
+
+        counter, runs, pruned = count_bounded(
+            components, files, texts, errors, text_field, memory_limit=memory_limit,
+            min_count=min_count, prune_below=prune_below, spill_dir=spill_dir)
+        if verbose:
+            print(f"counted within {memory_limit:,} bytes: {runs} run(s) written to disk, "
+                  f"{pruned:,} rare pieces pruned", file=sys.stderr)
+        if counter.distinct == 0:
+            raise EmptyCorpusError("the corpus is empty (or no piece reaches min_count)")
+        return WordCounts(counter, components, str(model))
+    if prune_below is not None:
+        raise ConfigError("prune_below= applies when memory_limit= is reached: give both")
     if backend == "ray" and sample is not None:
         raise ConfigError("sampling (input_sentence_size=, sample_bytes=) reads the corpus "
                           "in one process: count with backend='local'")
@@ -282,6 +313,8 @@ def count(
                                text_field=text_field, sample=sample)
     else:
         raise ConfigError(f"backend={backend!r}: choose 'local' or 'ray'")
+    if min_count > 1:
+        counter.retain(min_count, None)
     return WordCounts(counter, components, str(model))
 
 

@@ -182,9 +182,122 @@ pub fn read_into(path: &str, counts: &mut FxHashMap<Vec<u8>, u64>) -> Result<Str
     Ok(header)
 }
 
+/// A counts file read one entry at a time, in its (increasing) byte order.
+struct Run {
+    input: Input,
+    left: u64,
+    previous: Option<Vec<u8>>,
+}
+
+impl Run {
+    fn open(path: &str) -> Result<Run> {
+        let (mut input, _) = open(path)?;
+        let left = input.u64("the number of entries")?;
+        Ok(Run {
+            input,
+            left,
+            previous: None,
+        })
+    }
+
+    fn next(&mut self) -> Result<Option<(Vec<u8>, u64)>> {
+        if self.left == 0 {
+            if self.input.left != 0 {
+                return Err(self
+                    .input
+                    .damaged(&format!("{} bytes follow the last entry", self.input.left)));
+            }
+            return Ok(None);
+        }
+        self.left -= 1;
+        let len = self.input.varint("a piece length")?;
+        let piece = self.input.bytes(len, "a piece")?;
+        let count = self.input.varint("a count")?;
+        if self.previous.as_ref().is_some_and(|p| *p >= piece) {
+            return Err(self.input.damaged("an entry is out of order or repeated"));
+        }
+        self.previous = Some(piece.clone());
+        Ok(Some((piece, count)))
+    }
+}
+
+/// Add up counts files (each sorted by piece) entry by entry, in one pass over
+/// all of them, and add to `into` the pieces whose total reaches `min_count`:
+/// memory for what is kept and one entry per file, however large the files.
+pub fn merge_runs(paths: &[String], min_count: u64, into: &mut FxHashMap<Vec<u8>, u64>) -> Result<()> {
+    use std::cmp::Reverse;
+    use std::collections::BinaryHeap;
+    let mut runs = paths.iter().map(|p| Run::open(p)).collect::<Result<Vec<_>>>()?;
+    let mut heap = BinaryHeap::new();
+    for (k, run) in runs.iter_mut().enumerate() {
+        if let Some((piece, count)) = run.next()? {
+            heap.push(Reverse((piece, k, count)));
+        }
+    }
+    let mut keep = |piece: Vec<u8>, total: u64| -> Result<()> {
+        if total >= min_count {
+            let slot = into.entry(piece).or_insert(0);
+            *slot = slot
+                .checked_add(total)
+                .ok_or_else(|| Error::Config("a count passes 2^64 - 1 when added".into()))?;
+        }
+        Ok(())
+    };
+    let mut current: Option<(Vec<u8>, u64)> = None;
+    while let Some(Reverse((piece, k, count))) = heap.pop() {
+        current = match current {
+            Some((p, total)) if p == piece => Some((
+                p,
+                total
+                    .checked_add(count)
+                    .ok_or_else(|| Error::Config("a count passes 2^64 - 1 when added".into()))?,
+            )),
+            Some((p, total)) => {
+                keep(p, total)?;
+                Some((piece, count))
+            }
+            None => Some((piece, count)),
+        };
+        if let Some((piece, count)) = runs[k].next()? {
+            heap.push(Reverse((piece, k, count)));
+        }
+    }
+    if let Some((p, total)) = current {
+        keep(p, total)?;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn runs_add_up_and_rare_pieces_drop() {
+        let mut a: FxHashMap<Vec<u8>, u64> = FxHashMap::default();
+        let mut b: FxHashMap<Vec<u8>, u64> = FxHashMap::default();
+        for (w, n) in [("a", 1u64), ("b", 5), ("c", 1)] {
+            a.insert(w.as_bytes().to_vec(), n);
+        }
+        for (w, n) in [("b", 2u64), ("c", 1), ("d", 1)] {
+            b.insert(w.as_bytes().to_vec(), n);
+        }
+        let (pa, pb) = (tmp("ra"), tmp("rb"));
+        write(&pa, "{}", &a).unwrap();
+        write(&pb, "{}", &b).unwrap();
+        let mut all = FxHashMap::default();
+        merge_runs(&[pa.clone(), pb.clone()], 1, &mut all).unwrap();
+        let want: FxHashMap<Vec<u8>, u64> = [("a", 1u64), ("b", 7), ("c", 2), ("d", 1)]
+            .iter()
+            .map(|(w, n)| (w.as_bytes().to_vec(), *n))
+            .collect();
+        assert_eq!(all, want);
+        let mut common = FxHashMap::default();
+        merge_runs(&[pb.clone(), pa.clone()], 2, &mut common).unwrap();
+        assert_eq!(common.len(), 2); // b 7, c 2 (counted across both runs)
+        std::fs::remove_file(&pa).unwrap();
+        std::fs::remove_file(&pb).unwrap();
+    }
 
     fn tmp(name: &str) -> String {
         let dir = std::env::temp_dir().join(format!("ts-counts-{}-{name}", std::process::id()));
