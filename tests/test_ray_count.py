@@ -53,6 +53,13 @@ def test_ray_counts_equal_local_counts(local_ray: None, tmp_path: Path, model: s
     assert train(remote) == train(local)
 
 
+def test_uris_on_ray(local_ray: None, tmp_path: Path) -> None:
+    paths = _corpus(tmp_path)
+    local = ts.count(paths, model="bpe")
+    remote = ts.count([f"file://{p}" for p in paths], model="bpe", backend="ray")
+    assert remote.most_common(None) == local.most_common(None)
+
+
 def test_large_files_are_cut_into_parts(local_ray: None, tmp_path: Path) -> None:
     from tokensmith import _ray_count
 

@@ -108,3 +108,23 @@ def test_standard_input(monkeypatch: pytest.MonkeyPatch) -> None:
     data = "".join(DOCS).encode()
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
     _same(ts.count("-", model="bpe"), whole=True)
+
+
+def test_uris_count_like_local_paths(tmp_path: Path) -> None:
+    """Files and folders named by URI (read through pyarrow.fs; ``file://`` here,
+    ``s3://``, ``gs://``, ``hdfs://`` the same way) count as the local files do."""
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    (folder / "a.txt").write_text("".join(DOCS[:6]), encoding="utf-8")
+    (folder / "b.txt.gz").write_bytes(__import__("gzip").compress("".join(DOCS[6:]).encode()))
+    (folder / "c.jsonl").write_text("".join(json.dumps({"text": d}) + "\n" for d in DOCS),
+                                    encoding="utf-8")
+    pq.write_table(pa.table({"text": DOCS}), folder / "d.parquet")
+    local = ts.count(folder, model="bpe")
+    assert ts.count(f"file://{folder}", model="bpe").most_common(None) == local.most_common(None)
+    one = ts.count(f"file://{folder / 'a.txt'}", model="bpe")
+    assert one.most_common(None) == ts.count(folder / "a.txt", model="bpe").most_common(None)
+    with pytest.raises(CorpusError, match="no such file or folder"):
+        ts.count(f"file://{tmp_path / 'missing.txt'}", model="bpe")
+    with pytest.raises(CorpusError, match="cannot reach it"):
+        ts.count("nosuchscheme://bucket/x.txt", model="bpe")

@@ -80,12 +80,12 @@ def _count_part(components: dict[str, Any], part: tuple[str, int, int], errors: 
                 text_field: str) -> bytes:
     """The counts of one part: a whole file (``end`` < 0) or a byte range of one."""
     from . import _core
-    from .corpus import feed_files
+    from .corpus import expand, feed_files
 
     path, start, end = part
     counter = _core.WordCounter(json.dumps(components))
-    if end < 0:
-        feed_files(counter, [Path(path)], errors, text_field)
+    if end < 0:  # (a whole file, local or behind a URI)
+        feed_files(counter, expand([path]), errors, text_field)
     else:
         counter.feed_file_range(path, start, end, errors)
     return _dump(counter, components)
@@ -100,14 +100,13 @@ def _merge_two(components: dict[str, Any], a: bytes, b: bytes) -> bytes:
 def _parts(components: dict[str, Any], paths: list[Path], part_bytes: int) -> list[tuple]:
     """Whole files, and large plain-text files cut at safe places into ranges."""
     from . import _core
-    from .corpus import _COMPRESSED
+    from .corpus import _is_plain, file_size
 
     probe = _core.WordCounter(json.dumps(components))
     parts: list[tuple[str, int, int]] = []
     for p in paths:
-        size = p.stat().st_size if str(p) != "-" else 0
-        plain = p.suffix.lower() not in (*_COMPRESSED, ".jsonl", ".parquet") and str(p) != "-"
-        if not plain or size <= part_bytes:
+        size = file_size(p)
+        if not _is_plain(p) or size <= part_bytes:
             parts.append((str(p), 0, -1))
             continue
         start = 0

@@ -17,7 +17,8 @@ from typing import Any
 
 from .errors import CorpusCompressionError, CorpusError
 
-__all__ = ["zstd_chunks", "parquet_texts", "stdin_chunks", "record_texts", "ZSTD_MAGIC"]
+__all__ = ["zstd_chunks", "parquet_texts", "stdin_chunks", "record_texts", "ZSTD_MAGIC",
+           "RemoteFile", "expand_uri"]
 
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 _CHUNK = 1 << 20
@@ -70,6 +71,60 @@ def zstd_chunks(path: Path) -> Iterator[bytes]:
             raise _zstd_error(path, "truncated", "")
 
 
+class RemoteFile:
+    """A file named by a URI (``s3://``, ``gs://``, ``hdfs://``, ``file://`` …), read
+    through ``pyarrow.fs``; it stands where a ``Path`` would (``name``, ``suffix``,
+    ``str``), and ``chunks()`` gives its bytes, decompressed as its name says."""
+
+    def __init__(self, uri: str, size: int) -> None:
+        self.uri = uri
+        self.size = size
+        self.name = uri.rstrip("/").rpartition("/")[2]
+        dot = self.name.rfind(".")
+        self.suffix = self.name[dot:] if dot > 0 else ""
+
+    def __str__(self) -> str:
+        return self.uri
+
+    def __repr__(self) -> str:
+        return f"RemoteFile({self.uri!r})"
+
+    def chunks(self) -> Iterator[bytes]:
+        fs = _need("pyarrow", "parquet", f"{self.uri}: reading files by URI")
+        filesystem, path = fs.fs.FileSystem.from_uri(self.uri)
+        try:
+            with filesystem.open_input_stream(path, compression="detect") as f:
+                while chunk := f.read(_CHUNK):
+                    yield chunk
+        except OSError as e:
+            raise CorpusError(f"{self.uri}: cannot read it ({e})") from None
+
+
+def expand_uri(uri: str) -> list[RemoteFile]:
+    """The file a URI names, or the files under the folder it names (sorted)."""
+    _need("pyarrow", "parquet", f"{uri}: reading files by URI")
+    import pyarrow.fs as pafs
+
+    try:
+        filesystem, path = pafs.FileSystem.from_uri(uri)
+        info = filesystem.get_file_info(path)
+        if info.type == pafs.FileType.File:
+            return [RemoteFile(uri, info.size)]
+        if info.type != pafs.FileType.Directory:
+            raise CorpusError(f"{uri}: no such file or folder")
+        found = filesystem.get_file_info(pafs.FileSelector(path, recursive=True))
+    except (OSError, ValueError) as e:  # (pyarrow: ArrowInvalid is a ValueError)
+        raise CorpusError(f"{uri}: cannot reach it ({e})") from None
+    scheme = uri.split("://", 1)[0]
+    files = sorted((f for f in found if f.type == pafs.FileType.File
+                    and not any(part.startswith(".") for part in f.path.split("/"))),
+                   key=lambda f: f.path)
+    if not files:
+        raise CorpusError(f"{uri}: the folder has no files")
+    return [RemoteFile(f"{scheme}://{f.path}" if scheme != "file" else f"file://{f.path}",
+                       f.size) for f in files]
+
+
 def stdin_chunks() -> Iterator[bytes]:
     """Standard input, as bytes, a chunk at a time (``files="-"``)."""
     stream = sys.stdin.buffer
@@ -84,7 +139,13 @@ def parquet_texts(path: Path, field: str) -> Iterator[str]:
     import pyarrow.parquet as pq
 
     try:
-        pf = pq.ParquetFile(path)
+        if isinstance(path, RemoteFile):
+            import pyarrow.fs as pafs
+
+            filesystem, inner = pafs.FileSystem.from_uri(path.uri)
+            pf = pq.ParquetFile(filesystem.open_input_file(inner))
+        else:
+            pf = pq.ParquetFile(path)
     except Exception as e:  # (pyarrow raises ArrowInvalid and OSError subclasses)
         raise CorpusError(f"{path}: not a Parquet file that can be read ({e})") from None
     names = pf.schema_arrow.names

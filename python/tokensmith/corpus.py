@@ -47,6 +47,10 @@ def expand(files: Files) -> list[Path]:
         s = os.fspath(item)
         if s == STDIN:
             out.append(Path(STDIN))
+        elif "://" in s:
+            from ._readers import expand_uri
+
+            out.extend(expand_uri(s))  # type: ignore[arg-type]
         elif any(ch in s for ch in "*?["):
             matches = sorted(glob.glob(s, recursive=True))
             if not matches:
@@ -181,10 +185,13 @@ def _lines_checked(f: Any, path: Path) -> Iterator[str]:
 
 def _chunks(path: Path) -> Iterator[bytes]:
     """The decompressed bytes of ``path`` (or of standard input), a chunk at a time."""
-    from ._readers import stdin_chunks, zstd_chunks
+    from ._readers import RemoteFile, stdin_chunks, zstd_chunks
 
     if str(path) == STDIN:
         yield from stdin_chunks()
+        return
+    if isinstance(path, RemoteFile):
+        yield from path.chunks()
         return
     suffix = path.suffix.lower()
     if suffix == ".zst":
@@ -250,22 +257,32 @@ def feed_files(counter: Any, paths: list[Path], errors: str, text_field: str = "
             total += feed_texts(counter, _jsonl_texts(p, text_field, errors))
         elif base.endswith(".parquet"):
             total += feed_texts(counter, parquet_texts(p, text_field))
-        elif p.suffix.lower() in _COMPRESSED or str(p) == STDIN:
+        elif p.suffix.lower() in _COMPRESSED or not _is_plain(p):
             for block in _blocks(p, errors):
                 counter.feed([block])
                 total += len(block.encode("utf-8"))
         else:
             total += counter.feed_file(str(p), errors)
-        if bar is not None and str(p) != STDIN:
-            done += p.stat().st_size
+        if bar is not None:
+            done += file_size(p)
             bar.update(done)
     return total
 
 
+def file_size(p: Any) -> int:
+    """The size of a file on disk or behind a URI (0 for standard input)."""
+    from ._readers import RemoteFile
+
+    if isinstance(p, RemoteFile):
+        return p.size
+    return 0 if str(p) == STDIN else p.stat().st_size
+
+
 def _is_plain(p: Path) -> bool:
+    """A local uncompressed text file (which the Rust reader reads by itself)."""
     name = p.name.lower()
-    return (str(p) != STDIN and not name.endswith((*_COMPRESSED, ".parquet"))
-            and not name.endswith(".jsonl"))
+    return (str(p) != STDIN and "://" not in str(p)
+            and not name.endswith((*_COMPRESSED, ".parquet")) and not name.endswith(".jsonl"))
 
 
 _PART = 64 << 20
@@ -374,7 +391,7 @@ def count_corpus(
             from ._progress import Progress
 
             print(f"counting words in {len(paths)} file(s) …", file=out)
-            size = sum(p.stat().st_size for p in paths if str(p) != STDIN)
+            size = sum(file_size(p) for p in paths)
             bar = Progress(size, "reading", out, in_bytes=True) if size else None
         n_bytes += feed_files(counter, paths, errors, text_field, bar)
         if bar is not None:
