@@ -221,3 +221,28 @@ def test_progress_reads_in_parts_with_the_same_counts(
     assert "reading [" in out.getvalue() and "MB/s" in out.getvalue()
     parts = ts.WordCounts(counter, whole.components, "bpe")
     assert parts.most_common(None) == whole.most_common(None)
+
+
+def test_counting_like_a_tokenizer_or_a_pipeline(tmp_path: Path) -> None:
+    p = _write_corpus(tmp_path)
+    tok = ts.train(p, model="bpe", vocab_size=300, pattern="gpt2")
+    like = ts.count(p, like=tok)
+    assert like.model is None
+    assert like.most_common(None) == ts.count(p, model="bpe", pattern="gpt2").most_common(None)
+    bert = ts.count(texts=["H\u00e9llo, World! Hello"], like=asset_bert())
+    assert dict(bert.most_common(None)) == {"hello": 2, ",": 1, "world": 1, "!": 1}
+    own = ts.count(texts=["a b  c a"], pre_tokenizer={"type": "WhitespaceSplit"},
+                   normalizer={"type": "Lowercase"})
+    assert dict(own.most_common(None)) == {"a": 2, "b": 1, "c": 1}
+    with pytest.raises(ConfigError, match="not both"):
+        ts.count(p, like=tok, pre_tokenizer={"type": "Whitespace"})
+    with pytest.raises(ConfigError, match="pattern would change it"):
+        ts.count(p, like=tok, pattern="gpt4")
+    with pytest.raises(ConfigError, match="components as dicts"):
+        ts.count(p, pre_tokenizer="whitespace")  # type: ignore[arg-type]
+
+
+def asset_bert() -> ts.Tokenizer:
+    from .conftest import asset
+
+    return ts.load(asset("bert-base-uncased", "vocab.txt"))

@@ -240,9 +240,17 @@ def count(
     min_count: int = 1,
     prune_below: int | None = None,
     spill_dir: str | None = None,
+    like: Any = None,
+    pre_tokenizer: dict[str, Any] | None = None,
     **options: Any,
 ) -> WordCounts:
     """Count the pieces of a corpus the way ``ts.train(model=model, **options)`` would.
+
+    ``like=`` (a tokenizer, or a path or name ``ts.load`` takes) counts the pieces
+    that tokenizer's normalizer and pre-tokenizer make instead, and
+    ``pre_tokenizer=`` (with ``normalizer=``, both ``tokenizer.json`` components as
+    dicts) those of a pipeline of one's own: counts for vocabulary surgery and
+    evaluation, or for a trainer given the same pipeline.
 
     ``files`` and ``texts`` are as in :func:`tokensmith.train`; ``options`` are the
     training options that decide the pipeline (``pattern``, ``byte_level``,
@@ -271,18 +279,17 @@ def count(
     from .corpus import count_corpus
     from .trainers import _trainer, check_options
 
-    trainer = _trainer(model)
-    check_options(trainer, options, f"count(model={model!r})")
-    for name in ("counts", "callback", "stream"):
-        options.pop(name, None)
     sample = LineSample.of(options.pop("input_sentence_size", None),
                            options.pop("sample_bytes", None), options.pop("sample_seed", 0))
-    try:
-        trainer(None, counts=_PROBE, **options)
-    except _Probed as probed:
-        components = probed.components
-    else:  # pragma: no cover - every trainer counts through count_corpus
-        raise ConfigError(f"model={model!r} does not train from word counts")
+    model_name: str | None = None
+    if like is not None or pre_tokenizer is not None:
+        components = _pipeline_of(like, pre_tokenizer, options)
+    else:
+        trainer = _trainer(model)
+        check_options(trainer, options, f"count(model={model!r})")
+        for name in ("counts", "callback", "stream"):
+            options.pop(name, None)
+        components, model_name = _components(trainer, model, options), str(model)
     if isinstance(min_count, bool) or not isinstance(min_count, int) or min_count < 1:
         raise ConfigError(f"min_count must be a positive integer, not {min_count!r}")
     if memory_limit is not None:
@@ -299,7 +306,7 @@ def count(
                   f"{pruned:,} rare pieces pruned", file=sys.stderr)
         if counter.distinct == 0:
             raise EmptyCorpusError("the corpus is empty (or no piece reaches min_count)")
-        return WordCounts(counter, components, str(model))
+        return WordCounts(counter, components, model_name)
     if prune_below is not None:
         raise ConfigError("prune_below= applies when memory_limit= is reached: give both")
     if backend == "ray" and sample is not None:
@@ -315,7 +322,54 @@ def count(
         raise ConfigError(f"backend={backend!r}: choose 'local' or 'ray'")
     if min_count > 1:
         counter.retain(min_count, None)
-    return WordCounts(counter, components, str(model))
+    return WordCounts(counter, components, model_name)
+
+
+def _components(trainer: Any, model: str, options: dict[str, Any]) -> dict[str, Any]:
+    """The pipeline a trainer counts through, learned by running it on the probe."""
+    try:
+        trainer(None, counts=_PROBE, **options)
+    except _Probed as probed:
+        return probed.components
+    raise ConfigError(f"model={model!r} does not train from word counts")  # pragma: no cover
+
+
+def _pipeline_of(like: Any, pre_tokenizer: dict[str, Any] | None,
+                 options: dict[str, Any]) -> dict[str, Any]:
+    """The counting pipeline of ``like`` (a tokenizer or what ``ts.load`` takes), or
+    the ``pre_tokenizer`` (and ``normalizer``) given as ``tokenizer.json`` dicts."""
+    from .formats.hf_json import document
+
+    if like is not None and pre_tokenizer is not None:
+        raise ConfigError("give like= or pre_tokenizer=, not both")
+    if like is not None:
+        if options:
+            raise ConfigError(f"like= counts with the tokenizer's own pipeline; "
+                              f"{', '.join(sorted(options))} would change it")
+        from . import load
+        from .tokenizer import Tokenizer
+
+        doc = document(like if isinstance(like, Tokenizer) else load(like))
+        normalizer, pre = doc.get("normalizer"), doc.get("pre_tokenizer")
+    else:
+        normalizer = options.pop("normalizer", None)
+        pre = pre_tokenizer
+        if options:
+            raise ConfigError(f"pre_tokenizer= takes normalizer= alone; "
+                              f"{', '.join(sorted(options))} do not apply")
+        if not isinstance(pre, dict) or (normalizer is not None
+                                         and not isinstance(normalizer, dict)):
+            raise ConfigError("pre_tokenizer= (and normalizer=) are tokenizer.json components "
+                              "as dicts, e.g. {'type': 'Whitespace'}")
+    components: dict[str, Any] = {"normalizer": normalizer, "pre_tokenizer": pre}
+    if isinstance(normalizer, dict) and normalizer.get("type") == "SentencePiece" and pre is None:
+        # (a SentencePiece model: a sentence a line, words cut before each ▁, as it trains)
+        suffix = bool(normalizer.get("treat_whitespace_as_suffix"))
+        components["pre_tokenizer"] = {
+            "type": "Split", "pattern": {"String": "\u2581"}, "invert": False,
+            "behavior": "MergedWithPrevious" if suffix else "MergedWithNext"}
+        components["lines"] = True
+    return components
 
 
 def _count_on_ray(components: dict[str, Any], files: Any, texts: Any, errors: str,
