@@ -1,0 +1,186 @@
+#!/usr/bin/env python3
+"""Benchmark: training on growing corpora (0.3, 1, 3 GB) — throughput and memory.
+
+The corpus of each size is built from ``../shared/corpus`` (the Gutenberg novels,
+en, code, zh, zh-news, ja and the parallel texts), copy after copy, each copy with
+its own variation (every word of a copy gets the copy's number as a suffix on one
+word in 97, so that distinct pieces keep growing with the size, as in real data).
+Each contender trains byte-level BPE (vocabulary 32,000, the GPT-4 pattern) or its
+nearest equivalent in its own process; the script prints wall time, GB/hour and
+peak memory (VmHWM) of counting and of merging:
+
+* ``tokensmith``: ``ts.count`` then ``ts.train(counts=...)``, two processes;
+* ``tokensmith-limit``: the same with ``memory_limit`` at a quarter of the counting
+  peak of the run above;
+* ``tokensmith-ray``: ``ts.count(backend="ray")`` on a local Ray with 2 CPUs;
+* ``tokenizers``: ``BpeTrainer`` through ``train_from_iterator`` (one process);
+* ``sentencepiece``: BPE with its usual sampling (``input_sentence_size`` 1M lines);
+* ``rustbpe``: ``Tokenizer.train_from_iterator``.
+
+    python benchmarks/count_scaling.py --sizes 0.3 1 3
+    python benchmarks/count_scaling.py --sizes 0.3 --only tokensmith tokenizers
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+VOCAB = 32_000
+CONTENDERS = ("tokensmith", "tokensmith-limit", "tokensmith-ray", "tokenizers",
+              "sentencepiece", "rustbpe")
+
+CHILD = r"""
+import json, sys, time
+def hwm():
+    for line in open("/proc/self/status"):
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) * 1024
+spec = json.loads(sys.argv[1])
+kind, path, out = spec["kind"], spec["path"], spec["out"]
+t = time.perf_counter()
+def lines():
+    with open(path, encoding="utf-8") as f:
+        yield from f
+if kind == "count":
+    import tokensmith as ts
+    opts = {"memory_limit": spec["limit"]} if spec.get("limit") else {}
+    if spec.get("ray"):
+        import ray
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+        opts["backend"] = "ray"
+    counts = ts.count(path, model="bpe", **opts)
+    counts.save(out)
+    extra = {"distinct": len(counts)}
+elif kind == "merge":
+    import tokensmith as ts
+    counts = ts.WordCounts.load(path)
+    ts.train(counts=counts, model="bpe", vocab_size=spec["vocab"])
+    extra = {}
+elif kind == "tokenizers":
+    from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
+    tok = Tokenizer(models.BPE())
+    pat = spec["pattern"]
+    tok.pre_tokenizer = pre_tokenizers.Sequence([
+        pre_tokenizers.Split(Regex(pat), behavior="isolated"),
+        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
+    trainer = trainers.BpeTrainer(vocab_size=spec["vocab"], show_progress=False,
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    tok.train_from_iterator(lines(), trainer)
+    extra = {}
+elif kind == "sentencepiece":
+    import sentencepiece as spm
+    spm.SentencePieceTrainer.train(input=path, model_prefix=out, vocab_size=spec["vocab"],
+                                   model_type="bpe", input_sentence_size=1_000_000,
+                                   shuffle_input_sentence=True, num_threads=2,
+                                   minloglevel=2, max_sentence_length=1 << 20)
+    extra = {}
+elif kind == "rustbpe":
+    import rustbpe
+    tok = rustbpe.Tokenizer()
+    tok.train_from_iterator(lines(), spec["vocab"], pattern=spec["pattern"])
+    extra = {}
+print(json.dumps({"seconds": time.perf_counter() - t, "peak": hwm(), **extra}))
+"""
+
+
+def build(size_gb: float, folder: Path) -> Path:
+    """The corpus of ``size_gb`` GB: copies of the shared texts, each varied."""
+    sources = sorted((CORPUS / "gutenberg").glob("*.txt")) + [
+        CORPUS / n for n in ("en.txt", "code.txt", "zh.txt", "zh-news.txt", "ja.txt")]
+    sources += sorted((CORPUS / "parallel").glob("*/*.txt"))
+    texts = [p.read_text(encoding="utf-8", errors="replace") for p in sources if p.is_file()]
+    if not texts:
+        raise SystemExit("../shared/corpus is not here: nothing to build a corpus from")
+    target = int(size_gb * 1e9)
+    path = folder / f"corpus-{size_gb}g.txt"
+    written = 0
+    with open(path, "w", encoding="utf-8") as out:
+        copy = 0
+        while written < target:
+            for text in texts:
+                words = text.split(" ")
+                words[copy % 97::97] = [w + str(copy) for w in words[copy % 97::97]]
+                chunk = " ".join(words)
+                out.write(chunk)
+                written += len(chunk.encode("utf-8"))
+                if written >= target:
+                    break
+            copy += 1
+    return path
+
+
+def child(spec: dict) -> dict:
+    done = subprocess.run([sys.executable, "-c", CHILD, json.dumps(spec)],
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        return {"error": done.stderr.strip().splitlines()[-1] if done.stderr else "failed"}
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def run(name: str, path: Path, folder: Path, limit: int | None) -> dict:
+    from tokensmith.patterns import CL100K
+
+    spec = {"path": str(path), "vocab": VOCAB, "pattern": CL100K, "out": str(folder / name)}
+    if not name.startswith("tokensmith"):
+        return child({**spec, "kind": name})
+    counts = str(folder / f"{name}.counts")
+    c = child({**spec, "kind": "count", "out": counts,
+               "limit": limit if name == "tokensmith-limit" else None,
+               "ray": name == "tokensmith-ray"})
+    if "error" in c:
+        return c
+    m = child({**spec, "kind": "merge", "path": counts})
+    if "error" in m:
+        return m
+    return {"seconds": c["seconds"] + m["seconds"], "count_peak": c["peak"],
+            "merge_peak": m["peak"], "peak": max(c["peak"], m["peak"]),
+            "distinct": c["distinct"]}
+
+
+def _mb(r: dict, key: str) -> str:
+    return f"{r[key] / 1e6:>9,.0f}" if key in r else f"{'-':>9}"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--sizes", type=float, nargs="+", default=[0.3, 1.0, 3.0])
+    ap.add_argument("--only", nargs="+", choices=CONTENDERS, default=list(CONTENDERS))
+    ap.add_argument("--keep", metavar="FOLDER", help="build the corpora here and keep them")
+    args = ap.parse_args()
+    load = os.getloadavg()[0]
+    print(f"machine: {os.cpu_count()} cores, load {load:.1f} at the start; vocabulary "
+          f"{VOCAB:,}, byte-level BPE, GPT-4 pattern")
+    print(f"{'size':>5} {'contender':17} {'seconds':>8} {'GB/hour':>8} {'count MB':>9} "
+          f"{'merge MB':>9} {'peak MB':>8} {'distinct':>10}")
+    with tempfile.TemporaryDirectory(dir=args.keep) as d:
+        folder = Path(d)
+        for size in args.sizes:
+            path = build(size, folder)
+            gb = path.stat().st_size / 1e9
+            limit = None
+            for name in args.only:
+                r = run(name, path, folder, limit)
+                if name == "tokensmith" and "count_peak" in r:
+                    limit = r["count_peak"] // 4
+                if "error" in r:
+                    print(f"{gb:>5.2f} {name:17} failed: {r['error'][:80]}")
+                    continue
+                print(f"{gb:>5.2f} {name:17} {r['seconds']:>8,.0f} "
+                      f"{gb / r['seconds'] * 3600:>8,.1f} {_mb(r, 'count_peak')} "
+                      f"{_mb(r, 'merge_peak')} {r['peak'] / 1e6:>8,.0f} "
+                      f"{r.get('distinct', '-'):>10}", flush=True)
+            path.unlink()
+    print(f"load at the end {os.getloadavg()[0]:.1f} ({time.strftime('%Y-%m-%d %H:%M')})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
