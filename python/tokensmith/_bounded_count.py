@@ -70,9 +70,11 @@ class _Table:
                 return self.counter
             if self.counter.distinct:
                 self._spill()
+            seen = self.bytes_before + self.counter.bytes_seen
+            self.counter = self._new()  # (the last table is on disk: free it first)
             merged = self._new()
             merged.merge_runs(self.runs, min_count)
-            merged.add_counts([], self.bytes_before + self.counter.bytes_seen)
+            merged.add_counts([], seen)
             return merged
         finally:
             shutil.rmtree(self.folder, ignore_errors=True)
