@@ -3,8 +3,8 @@
 
 The corpus of each size is built from ``../shared/corpus`` (the Gutenberg novels,
 en, code, zh, zh-news, ja and the parallel texts), copy after copy, each copy with
-its own variation (every word of a copy gets the copy's number as a suffix on one
-word in 97, so that distinct pieces keep growing with the size, as in real data).
+its own variation (one word in 7 gets the copy's number spelt in letters as a
+suffix, so that distinct pieces keep growing with the size, as in real data).
 Each contender trains byte-level BPE (vocabulary 32,000, the GPT-4 pattern) or its
 nearest equivalent in its own process; the script prints wall time, GB/hour and
 peak memory (VmHWM) of counting and of merging:
@@ -91,6 +91,16 @@ print(json.dumps({"seconds": time.perf_counter() - t, "peak": hwm(), **extra}))
 """
 
 
+def _letters(n: int) -> str:
+    """``n`` in letters (0 → "", 1 → "b", 26 → "ba" …): a suffix that makes new words
+    (digits would be cut off by the pattern and make none)."""
+    out = ""
+    while n:
+        n, r = divmod(n, 26)
+        out = "abcdefghijklmnopqrstuvwxyz"[r] + out
+    return out
+
+
 def build(size_gb: float, folder: Path) -> Path:
     """The corpus of ``size_gb`` GB: copies of the shared texts, each varied."""
     sources = sorted((CORPUS / "gutenberg").glob("*.txt")) + [
@@ -105,9 +115,10 @@ def build(size_gb: float, folder: Path) -> Path:
     with open(path, "w", encoding="utf-8") as out:
         copy = 0
         while written < target:
+            tag = _letters(copy)
             for text in texts:
                 words = text.split(" ")
-                words[copy % 97::97] = [w + str(copy) for w in words[copy % 97::97]]
+                words[copy % 7::7] = [w + tag for w in words[copy % 7::7]]
                 chunk = " ".join(words)
                 out.write(chunk)
                 written += len(chunk.encode("utf-8"))
