@@ -128,3 +128,24 @@ def test_uris_count_like_local_paths(tmp_path: Path) -> None:
         ts.count(f"file://{tmp_path / 'missing.txt'}", model="bpe")
     with pytest.raises(CorpusError, match="cannot reach it"):
         ts.count("nosuchscheme://bucket/x.txt", model="bpe")
+
+
+def test_a_long_compressed_line_is_cut_where_the_counter_may_cut(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A compressed file whose text is one long line is read in bounded blocks (cut
+    at safe places), and counts as the same text in a plain file does."""
+    from tokensmith import corpus
+
+    monkeypatch.setattr(corpus, "_BLOCK", 1 << 16)
+    line = " ".join(DOCS).replace("\n", " ") * 8  # (about 250 KB, no line break)
+    plain = tmp_path / "line.txt"
+    plain.write_text(line, encoding="utf-8")
+    packed = tmp_path / "line.txt.gz"
+    packed.write_bytes(__import__("gzip").compress(line.encode()))
+    sizes: list[int] = []
+    real_decode = corpus._decode
+    monkeypatch.setattr(corpus, "_decode", lambda data, *a: sizes.append(len(data))
+                        or real_decode(data, *a))
+    got = ts.count(packed, model="bpe")
+    assert max(sizes) < 3 << 16 and len(sizes) > 2  # (blocks, not the whole line)
+    assert got.most_common(None) == ts.count(plain, model="bpe").most_common(None)

@@ -57,7 +57,8 @@ def zstd_chunks(path: Path) -> Iterator[bytes]:
         if head != ZSTD_MAGIC[: len(head)] or not head:
             raise _zstd_error(path, "truncated" if not head else "wrong-format", "")
         frame, started, pending = decompressor.decompressobj(), False, head
-        while pending or (pending := f.read(_CHUNK)):
+        # (compressed input a quarter megabyte at a time: what it expands to stays small)
+        while pending or (pending := f.read(_CHUNK // 4)):
             try:
                 out = frame.decompress(pending)
             except zstandard.ZstdError as e:

@@ -203,17 +203,29 @@ def _chunks(path: Path) -> Iterator[bytes]:
             yield chunk
 
 
-def _blocks(path: Path, errors: str) -> Iterator[str]:
-    """Decompressed text of ``path`` in blocks cut after a newline."""
+def _blocks(path: Path, errors: str, cut: Any = None) -> Iterator[str]:
+    """Decompressed text of ``path`` in blocks cut after a newline. With ``cut`` (a
+    function that gives a safe place to cut bytes, ``WordCounter.safe_cut``), a line
+    longer than a block is cut there too, so that no line is held whole."""
     offset = 0
     pending: list[bytes] = []  # chunks without a newline yet (joined once, not repeatedly)
+    held = 0
     for chunk in _chunks(path):
-        cut = chunk.rfind(b"\n") + 1
-        if cut == 0:
+        at = chunk.rfind(b"\n") + 1
+        if at == 0:
             pending.append(chunk)
+            held += len(chunk)
+            if cut is not None and held >= _BLOCK:
+                data = b"".join(pending)
+                safe = cut(data)
+                if safe:
+                    yield _decode(data[:safe], errors, path, offset)
+                    offset += safe
+                    data = data[safe:]
+                pending, held = [data], len(data)
             continue
-        data = b"".join(pending) + chunk[:cut]
-        pending = [chunk[cut:]]
+        data = b"".join(pending) + chunk[:at]
+        pending, held = [chunk[at:]], len(chunk) - at
         yield _decode(data, errors, path, offset)
         offset += len(data)
     rest = b"".join(pending)
@@ -258,7 +270,7 @@ def feed_files(counter: Any, paths: list[Path], errors: str, text_field: str = "
         elif base.endswith(".parquet"):
             total += feed_texts(counter, parquet_texts(p, text_field))
         elif p.suffix.lower() in _COMPRESSED or not _is_plain(p):
-            for block in _blocks(p, errors):
+            for block in _blocks(p, errors, lambda b: counter.safe_cut(b, len(b))):
                 counter.feed([block])
                 total += len(block.encode("utf-8"))
         else:
