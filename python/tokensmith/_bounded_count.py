@@ -80,21 +80,6 @@ class _Table:
             shutil.rmtree(self.folder, ignore_errors=True)
 
 
-def _plain_parts(counter: Any, path: Path, part: int) -> Iterator[tuple[int, int]]:
-    """Byte ranges of a plain file, each ending where the counter may cut."""
-    size = path.stat().st_size
-    start = 0
-    with open(path, "rb") as f:
-        while start < size:
-            end = size
-            if start + part < size:
-                f.seek(start + part)
-                cut = counter.safe_cut(f.read(1 << 20), 0)
-                end = size if cut is None else start + part + cut
-            yield start, end
-            start = end
-
-
 def _batches(texts: Iterable[str], size: int) -> Iterator[list[str]]:
     batch: list[str] = []
     n = 0
@@ -115,7 +100,7 @@ def count_bounded(components: dict[str, Any], files: Any, texts: Iterable[Any] |
     """A ``_core.WordCounter`` of the corpus, counted within ``memory_limit`` bytes,
     with the number of runs written and of pieces pruned."""
     from ._readers import record_texts
-    from .corpus import _is_plain, documents, expand, feed_texts
+    from .corpus import _is_plain, documents, expand, feed_texts, plain_parts
 
     if isinstance(memory_limit, bool) or not isinstance(memory_limit, int) or memory_limit < 1:
         raise ConfigError(f"memory_limit must be a positive number of bytes, not {memory_limit!r}")
@@ -126,7 +111,7 @@ def count_bounded(components: dict[str, Any], files: Any, texts: Iterable[Any] |
     table = _Table(components, memory_limit, prune_below, spill_dir)
     for p in expand(files) if files is not None else []:
         if _is_plain(p):
-            for start, end in _plain_parts(table.counter, p, part):
+            for start, end in plain_parts(table.counter, p, part):
                 table.counter.feed_file_range(str(p), start, end, errors)
                 table.check()
         else:

@@ -28,7 +28,6 @@ __all__ = ["count_with_ray", "PART_BYTES"]
 
 #: Large plain-text files are cut into parts of about this many bytes.
 PART_BYTES = 64 << 20
-_WINDOW = 1 << 20  # bytes read around each nominal cut to find a safe one
 
 
 def _ray() -> Any:
@@ -100,7 +99,7 @@ def _merge_two(components: dict[str, Any], a: bytes, b: bytes) -> bytes:
 def _parts(components: dict[str, Any], paths: list[Path], part_bytes: int) -> list[tuple]:
     """Whole files, and large plain-text files cut at safe places into ranges."""
     from . import _core
-    from .corpus import _is_plain, file_size
+    from .corpus import _is_plain, file_size, plain_parts
 
     probe = _core.WordCounter(json.dumps(components))
     parts: list[tuple[str, int, int]] = []
@@ -109,19 +108,7 @@ def _parts(components: dict[str, Any], paths: list[Path], part_bytes: int) -> li
         if not _is_plain(p) or size <= part_bytes:
             parts.append((str(p), 0, -1))
             continue
-        start = 0
-        with open(p, "rb") as f:
-            for nominal in range(part_bytes, size, part_bytes):
-                if nominal <= start:
-                    continue
-                f.seek(nominal)
-                window = f.read(_WINDOW)
-                cut = probe.safe_cut(window, 0)
-                if cut is None:  # (no safe cut near here: the part grows)
-                    continue
-                parts.append((str(p), start, nominal + cut))
-                start = nominal + cut
-        parts.append((str(p), start, size))
+        parts += [(str(p), start, end) for start, end in plain_parts(probe, p, part_bytes)]
     return parts
 
 

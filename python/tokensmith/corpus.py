@@ -300,21 +300,33 @@ def _is_plain(p: Path) -> bool:
 _PART = 64 << 20
 
 
-def _feed_in_parts(counter: Any, p: Path, errors: str, bar: Any, done: int) -> int:
-    """Count a plain file in parts of about 64 MB cut where the counter may cut (the
-    counts of the whole), moving ``bar`` after each; returns bytes read."""
-    size = p.stat().st_size
-    start = total = 0
-    with open(p, "rb") as f:
+def plain_parts(counter: Any, path: Path, part: int) -> Iterator[tuple[int, int]]:
+    """Byte ranges of a plain file, about ``part`` bytes each, that begin and end
+    where ``counter`` may cut (``safe_cut``, with the bytes before the cut in view):
+    counted apart, they give the counts of the whole file. Where no safe place is
+    near, the range runs on to the end (the reader still holds bounded blocks)."""
+    size = path.stat().st_size
+    start = 0
+    with open(path, "rb") as f:
         while start < size:
-            end = size
-            if start + _PART < size:
-                f.seek(start + _PART)
-                cut = counter.safe_cut(f.read(1 << 20), 0)
-                end = size if cut is None else start + _PART + cut
-            total += counter.feed_file_range(str(p), start, end, errors)
+            end, nominal = size, start + part
+            if nominal < size:
+                back = min(64, nominal - start)
+                f.seek(nominal - back)
+                cut = counter.safe_cut(f.read(back + (1 << 20)), back)
+                if cut is not None and nominal - back + cut > start:
+                    end = nominal - back + cut
+            yield start, end
             start = end
-            bar.update(done + start)
+
+
+def _feed_in_parts(counter: Any, p: Path, errors: str, bar: Any, done: int) -> int:
+    """Count a plain file in parts of about 64 MB (``plain_parts``), moving ``bar``
+    after each; returns bytes read."""
+    total = 0
+    for start, end in plain_parts(counter, p, _PART):
+        total += counter.feed_file_range(str(p), start, end, errors)
+        bar.update(done + end)
     return total
 
 
