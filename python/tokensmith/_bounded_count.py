@@ -100,7 +100,7 @@ def count_bounded(components: dict[str, Any], files: Any, texts: Iterable[Any] |
     """A ``_core.WordCounter`` of the corpus, counted within ``memory_limit`` bytes,
     with the number of runs written and of pieces pruned."""
     from ._readers import record_texts
-    from .corpus import _is_plain, documents, expand, feed_texts, plain_parts
+    from .corpus import _is_plain, expand, feed_texts, file_texts, plain_parts
 
     if isinstance(memory_limit, bool) or not isinstance(memory_limit, int) or memory_limit < 1:
         raise ConfigError(f"memory_limit must be a positive number of bytes, not {memory_limit!r}")
@@ -115,7 +115,8 @@ def count_bounded(components: dict[str, Any], files: Any, texts: Iterable[Any] |
                 table.counter.feed_file_range(str(p), start, end, errors)
                 table.check()
         else:
-            for batch in _batches(documents(p, None, errors, text_field), part):
+            safe = lambda b: table.counter.safe_cut(b, len(b))  # noqa: E731 (the current table)
+            for batch in _batches(file_texts(p, errors, text_field, safe), part):
                 feed_texts(table.counter, batch)
                 table.check()
     if texts is not None:

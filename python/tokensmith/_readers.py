@@ -91,8 +91,10 @@ class RemoteFile:
         return f"RemoteFile({self.uri!r})"
 
     def chunks(self) -> Iterator[bytes]:
-        fs = _need("pyarrow", "parquet", f"{self.uri}: reading files by URI")
-        filesystem, path = fs.fs.FileSystem.from_uri(self.uri)
+        _need("pyarrow", "parquet", f"{self.uri}: reading files by URI")
+        import pyarrow.fs as pafs
+
+        filesystem, path = pafs.FileSystem.from_uri(self.uri)
         try:
             with filesystem.open_input_stream(path, compression="detect") as f:
                 while chunk := f.read(_CHUNK):

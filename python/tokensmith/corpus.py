@@ -166,23 +166,6 @@ def _read_checked(f: Any, path: Path, size: int) -> bytes:
         raise error from e
 
 
-def _lines_checked(f: Any, path: Path) -> Iterator[str]:
-    """The lines of a decompressing text stream, with decompression errors as
-    :class:`CorpusCompressionError`."""
-    lines = iter(f)
-    while True:
-        try:
-            line = next(lines)
-        except StopIteration:
-            return
-        except _DECOMPRESS_ERRORS as e:
-            error = _compression_error(path, e)
-            if error is None:
-                raise
-            raise error from e
-        yield line
-
-
 def _chunks(path: Path) -> Iterator[bytes]:
     """The decompressed bytes of ``path`` (or of standard input), a chunk at a time."""
     from ._readers import RemoteFile, stdin_chunks, zstd_chunks
@@ -254,31 +237,51 @@ def feed_files(counter: Any, paths: list[Path], errors: str, text_field: str = "
                bar: Any = None) -> int:
     """Count every file into ``counter`` (a ``_core.WordCounter``); returns bytes read.
     ``bar`` (a ``_progress.Progress`` over the files' sizes) follows the reading."""
-    from ._readers import parquet_texts
-
     total = done = 0
     for p in paths:
-        if bar is not None and _is_plain(p):
-            total += _feed_in_parts(counter, p, errors, bar, done)
-            done += p.stat().st_size
-            continue
-        base = p.name.lower()
-        for ext in _COMPRESSED:
-            base = base.removesuffix(ext)
-        if base.endswith(".jsonl"):
-            total += feed_texts(counter, _jsonl_texts(p, text_field, errors))
-        elif base.endswith(".parquet"):
-            total += feed_texts(counter, parquet_texts(p, text_field))
-        elif p.suffix.lower() in _COMPRESSED or not _is_plain(p):
+        kind = _kind(p)
+        if kind == "plain":
+            total += (_feed_in_parts(counter, p, errors, bar, done) if bar is not None
+                      else counter.feed_file(str(p), errors))
+        elif kind == "text":
             for block in _blocks(p, errors, lambda b: counter.safe_cut(b, len(b))):
                 counter.feed([block])
                 total += len(block.encode("utf-8"))
         else:
-            total += counter.feed_file(str(p), errors)
+            total += feed_texts(counter, file_texts(p, errors, text_field))
         if bar is not None:
             done += file_size(p)
             bar.update(done)
     return total
+
+
+def _kind(p: Any) -> str:
+    """How a corpus file is read: ``"jsonl"`` or ``"parquet"`` records (compressed or
+    not), ``"plain"`` (a local uncompressed text file, read by the Rust reader) or
+    ``"text"`` (compressed, behind a URI, or standard input)."""
+    base = p.name.lower()
+    for ext in _COMPRESSED:
+        base = base.removesuffix(ext)
+    if base.endswith(".jsonl"):
+        return "jsonl"
+    if base.endswith(".parquet"):
+        return "parquet"
+    local = str(p) != STDIN and "://" not in str(p)
+    return "plain" if local and p.suffix.lower() not in _COMPRESSED else "text"
+
+
+def file_texts(p: Any, errors: str, text_field: str, cut: Any = None) -> Iterator[str]:
+    """The text of one corpus file of any kind: its records' ``text_field``, or its
+    text in blocks (``cut``: see ``_blocks``)."""
+    from ._readers import parquet_texts
+
+    kind = _kind(p)
+    if kind == "jsonl":
+        yield from _jsonl_texts(p, text_field, errors)
+    elif kind == "parquet":
+        yield from parquet_texts(p, text_field)
+    else:
+        yield from _blocks(p, errors, cut)
 
 
 def file_size(p: Any) -> int:
@@ -290,11 +293,9 @@ def file_size(p: Any) -> int:
     return 0 if str(p) == STDIN else p.stat().st_size
 
 
-def _is_plain(p: Path) -> bool:
+def _is_plain(p: Any) -> bool:
     """A local uncompressed text file (which the Rust reader reads by itself)."""
-    name = p.name.lower()
-    return (str(p) != STDIN and "://" not in str(p)
-            and not name.endswith((*_COMPRESSED, ".parquet")) and not name.endswith(".jsonl"))
+    return _kind(p) == "plain"
 
 
 _PART = 64 << 20
@@ -434,18 +435,10 @@ def documents(files: Files | None, texts: Iterable[Any] | None, errors: str,
               text_field: str) -> Iterator[str]:
     """The corpus as text, file by file (blocks cut after a newline, or records),
     then ``texts``: what sampling and other line-wise readers go through."""
-    from ._readers import parquet_texts, record_texts
+    from ._readers import record_texts
 
     for p in expand(files) if files is not None else []:
-        base = p.name.lower()
-        for ext in _COMPRESSED:
-            base = base.removesuffix(ext)
-        if base.endswith(".jsonl"):
-            yield from _jsonl_texts(p, text_field, errors)
-        elif base.endswith(".parquet"):
-            yield from parquet_texts(p, text_field)
-        else:
-            yield from _blocks(p, errors)
+        yield from file_texts(p, errors, text_field)
     if texts is not None:
         yield from record_texts(texts, text_field)
 

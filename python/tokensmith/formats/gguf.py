@@ -39,12 +39,12 @@ from typing import TYPE_CHECKING, Any
 
 from .. import patterns
 from ..errors import TokenizerFormatError, UnsupportedComponentError
-from ._gguf_io import MAGIC, read_metadata
+from ._gguf_io import read_metadata
 
 if TYPE_CHECKING:
     from ..tokenizer import Tokenizer
 
-__all__ = ["MAGIC", "PRE_TOKENIZERS", "is_gguf", "load", "from_metadata"]
+__all__ = ["PRE_TOKENIZERS", "load", "from_metadata", "tokenizer_json"]
 
 NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE = 1, 2, 3, 4, 5, 6
 SPACE = "\u2581"
@@ -115,11 +115,6 @@ _EOG_TEXTS = frozenset((
     "<|tool_response>", "<\uff5cend\u2581of\u2581sentence\uff5c>", "[e~[",
 ))
 _ALWAYS_PARSED = frozenset(("<|channel|>", "<|message|>", "<|start|>", "<|constrain|>"))
-
-
-def is_gguf(head: bytes) -> bool:
-    """Whether a file starting with ``head`` is a GGUF file."""
-    return head[:4] == MAGIC
 
 
 def load(path: str | os.PathLike[str]) -> Tokenizer:

@@ -11,6 +11,8 @@ import re
 from pathlib import Path
 from typing import Literal
 
+from ._gguf_io import MAGIC as GGUF_MAGIC
+
 Kind = Literal[
     "json", "tiktoken", "sentencepiece", "gguf", "merges", "vocab-lines", "unknown"
 ]
@@ -27,7 +29,7 @@ def kind_of(path: str | Path) -> Kind:
 
 def kind_of_bytes(head: bytes) -> Kind:
     """The format of a file that starts with ``head`` (see :func:`kind_of`)."""
-    if head[:4] == b"GGUF":
+    if head[:4] == GGUF_MAGIC:
         return "gguf"
     if _is_sentencepiece(head):
         return "sentencepiece"

@@ -880,19 +880,8 @@ def _file_texts(paths: list[Path], errors: Errors) -> Iterator[str]:
 
     mode = {"strict": "strict", "replace": "replace", "skip": "ignore"}[errors]
     for p in paths:
-        base = p.name.lower()
-        for ext in corpus._COMPRESSED:
-            base = base.removesuffix(ext)
-        if base.endswith(".jsonl"):
-            yield from corpus._jsonl_texts(p, "text", errors)
-            continue
-        if base.endswith(".parquet"):
-            from .._readers import parquet_texts
-
-            yield from parquet_texts(p, "text")
-            continue
-        if p.suffix.lower() in corpus._COMPRESSED or str(p) == corpus.STDIN:
-            yield from corpus._blocks(p, errors)
+        if not corpus._is_plain(p):
+            yield from corpus.file_texts(p, errors, "text")
             continue
         offset = 0
         with p.open("rb") as f:
