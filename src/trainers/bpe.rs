@@ -1,21 +1,19 @@
 //! The BPE merge loop.
 //!
 //! Words (distinct pre-tokenized pieces) are sequences of symbol ids with a
-//! count. We keep the count of every adjacent pair, an index from each pair
-//! to the words that contain it, and a max-heap of pairs with lazy
-//! invalidation: a popped entry whose count is stale is pushed back with its
-//! current count.
+//! count (`word_index::Words`); the pairs, their counts and the words that
+//! hold them are `pair_queue::PairQueue`'s.
 //!
 //! Tie-break (documented, and followed by the Python reference): the pair
 //! with the highest count merges first; among equal counts, the pair with the
 //! smallest (left id, right id). Results do not depend on the thread count.
 
+use super::pair_queue::PairQueue;
+use super::word_index::Words;
 use super::TrainEvent;
 use crate::error::{Error, Result};
 use crate::models::bpe::{Bpe, BpeOptions};
 use rustc_hash::FxHashMap;
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 
 #[derive(Clone, Debug)]
 pub struct BpeTrainerConfig {
@@ -48,8 +46,6 @@ pub struct TrainedBpe {
     pub tokens: Vec<Vec<u8>>,
 }
 
-type Pair = (u32, u32);
-
 pub fn train(
     counts: &FxHashMap<Vec<u8>, u64>,
     cfg: &BpeTrainerConfig,
@@ -58,95 +54,11 @@ pub fn train(
     if counts.is_empty() {
         return Err(Error::Corpus("the corpus is empty: no text to learn from".into()));
     }
-    // Deterministic word order.
-    let mut entries: Vec<(&Vec<u8>, u64)> = counts.iter().map(|(k, v)| (k, *v)).collect();
-    entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
-
-    // 1. alphabet and initial symbols
-    let mut tokens: Vec<Vec<u8>> = Vec::new(); // id -> bytes (model space)
-    let mut unit_len: Vec<usize> = Vec::new(); // id -> length in units
-    let mut words: Vec<Vec<u32>> = Vec::with_capacity(entries.len());
-    let mut wcounts: Vec<u64> = entries.iter().map(|e| e.1).collect();
-    if cfg.byte_level {
-        for b in 0..=255u8 {
-            tokens.push(vec![b]);
-            unit_len.push(1);
-        }
-        for (w, _) in &entries {
-            words.push(w.iter().map(|&b| b as u32).collect());
-        }
+    let (words, tokens, unit_len) = if cfg.byte_level {
+        byte_words(counts)
     } else {
-        let prefix = cfg.continuing_subword_prefix.clone().unwrap_or_default();
-        let suffix = cfg.end_of_word_suffix.clone().unwrap_or_default();
-        // character frequencies decide the alphabet
-        let keep: rustc_hash::FxHashSet<char> = if let Some(cov) = cfg.character_coverage {
-            super::sp_common::Words::new(counts, cov)?.kept
-        } else {
-            let mut freq: FxHashMap<char, u64> = FxHashMap::default();
-            for (w, c) in &entries {
-                for ch in String::from_utf8_lossy(w).chars() {
-                    *freq.entry(ch).or_insert(0) += c;
-                }
-            }
-            let mut chars: Vec<(char, u64)> = freq.into_iter().collect();
-            chars.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-            if let Some(limit) = cfg.limit_alphabet {
-                chars.truncate(limit);
-            }
-            chars.iter().map(|c| c.0).collect()
-        };
-        let mut sym_ids: FxHashMap<String, u32> = FxHashMap::default();
-        let mut raw_words: Vec<Vec<String>> = Vec::with_capacity(entries.len());
-        let mut word_counts: Vec<u64> = Vec::with_capacity(entries.len());
-        for (w, wc) in &entries {
-            let text = String::from_utf8_lossy(w);
-            if cfg.sp_rules.is_some() {
-                // an unknown character separates what is around it
-                for run in text.split(|c: char| !keep.contains(&c)).filter(|r| !r.is_empty()) {
-                    let syms: Vec<String> = run.chars().map(|c| c.to_string()).collect();
-                    for s in &syms {
-                        sym_ids.entry(s.clone()).or_insert(0);
-                    }
-                    raw_words.push(syms);
-                    word_counts.push(*wc);
-                }
-                continue;
-            }
-            let kept: Vec<char> = text.chars().filter(|c| keep.contains(c)).collect();
-            let n = kept.len();
-            let syms: Vec<String> = kept
-                .iter()
-                .enumerate()
-                .map(|(i, ch)| {
-                    let mut s = String::new();
-                    if i > 0 {
-                        s.push_str(&prefix);
-                    }
-                    s.push(*ch);
-                    if i + 1 == n {
-                        s.push_str(&suffix);
-                    }
-                    s
-                })
-                .collect();
-            for s in &syms {
-                sym_ids.entry(s.clone()).or_insert(0);
-            }
-            raw_words.push(syms);
-            word_counts.push(*wc);
-        }
-        wcounts = word_counts;
-        let mut alphabet: Vec<String> = sym_ids.keys().cloned().collect();
-        alphabet.sort_unstable();
-        for (i, s) in alphabet.iter().enumerate() {
-            sym_ids.insert(s.clone(), i as u32);
-            tokens.push(s.as_bytes().to_vec());
-            unit_len.push(1);
-        }
-        for syms in raw_words {
-            words.push(syms.iter().map(|s| sym_ids[s]).collect());
-        }
-    }
+        char_words(counts, cfg)?
+    };
     let alphabet_size = tokens.len();
     if cfg.vocab_size < alphabet_size {
         if let Some(cov) = cfg.character_coverage {
@@ -178,7 +90,6 @@ pub fn train(
     };
     let mut state = Symbols {
         words,
-        wcounts,
         tokens,
         unit_len,
     };
@@ -219,12 +130,112 @@ pub fn train(
     })
 }
 
+/// (&word, count) of every counted word, in byte order (the order the
+/// words take in the arena, so that training is deterministic).
+fn sorted_entries(counts: &FxHashMap<Vec<u8>, u64>) -> Vec<(&[u8], u64)> {
+    let mut entries: Vec<(&[u8], u64)> = counts.iter().map(|(k, v)| (k.as_slice(), *v)).collect();
+    entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+    entries
+}
+
+/// Byte-level symbols: the 256 bytes are the alphabet, ids 0-255.
+fn byte_words(counts: &FxHashMap<Vec<u8>, u64>) -> (Words, Vec<Vec<u8>>, Vec<usize>) {
+    let entries = sorted_entries(counts);
+    let total = entries.iter().map(|e| e.0.len()).sum();
+    let mut words = Words::with_capacity(entries.len(), total);
+    for (w, c) in entries {
+        words.push(w.iter().map(|&b| b as u32), c);
+    }
+    (words, (0..=255u8).map(|b| vec![b]).collect(), vec![1; 256])
+}
+
+/// The characters that make the alphabet: those that cover
+/// `character_coverage` of the text, or the `limit_alphabet` most frequent
+/// (all of them without a limit).
+fn kept_chars(counts: &FxHashMap<Vec<u8>, u64>, cfg: &BpeTrainerConfig) -> Result<rustc_hash::FxHashSet<char>> {
+    if let Some(cov) = cfg.character_coverage {
+        return Ok(super::sp_common::Words::new(counts, cov)?.kept);
+    }
+    let mut freq: FxHashMap<char, u64> = FxHashMap::default();
+    for (w, c) in counts {
+        for ch in String::from_utf8_lossy(w).chars() {
+            *freq.entry(ch).or_insert(0) += c;
+        }
+    }
+    let mut chars: Vec<(char, u64)> = freq.into_iter().collect();
+    chars.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    if let Some(limit) = cfg.limit_alphabet {
+        chars.truncate(limit);
+    }
+    Ok(chars.iter().map(|c| c.0).collect())
+}
+
+/// Character-level symbols: each kept character, with the continuing-subword
+/// prefix after the first and the end-of-word suffix on the last; the
+/// alphabet is every symbol made, in byte order. Under SentencePiece rules a
+/// character left out of the alphabet cuts the word instead of vanishing.
+fn char_words(counts: &FxHashMap<Vec<u8>, u64>, cfg: &BpeTrainerConfig) -> Result<(Words, Vec<Vec<u8>>, Vec<usize>)> {
+    let prefix = cfg.continuing_subword_prefix.clone().unwrap_or_default();
+    let suffix = cfg.end_of_word_suffix.clone().unwrap_or_default();
+    let keep = kept_chars(counts, cfg)?;
+    // symbols get ids in the order they are met, renumbered at the end
+    let mut ids: FxHashMap<String, u32> = FxHashMap::default();
+    let mut names: Vec<String> = Vec::new();
+    let mut intern = |sym: String| -> u32 {
+        if let Some(&id) = ids.get(&sym) {
+            return id;
+        }
+        let id = names.len() as u32;
+        names.push(sym.clone());
+        ids.insert(sym, id);
+        id
+    };
+    let entries = sorted_entries(counts);
+    let mut words = Words::with_capacity(entries.len(), entries.iter().map(|e| e.0.len()).sum());
+    let mut syms: Vec<u32> = Vec::new();
+    for (w, wc) in entries {
+        let text = String::from_utf8_lossy(w);
+        if cfg.sp_rules.is_some() {
+            for run in text.split(|c: char| !keep.contains(&c)).filter(|r| !r.is_empty()) {
+                words.push(run.chars().map(|c| intern(c.to_string())), wc);
+            }
+            continue;
+        }
+        let kept: Vec<char> = text.chars().filter(|c| keep.contains(c)).collect();
+        syms.clear();
+        for (i, ch) in kept.iter().enumerate() {
+            let mut s = String::new();
+            if i > 0 {
+                s.push_str(&prefix);
+            }
+            s.push(*ch);
+            if i + 1 == kept.len() {
+                s.push_str(&suffix);
+            }
+            syms.push(intern(s));
+        }
+        words.push(syms.iter().copied(), wc);
+    }
+    let mut order: Vec<u32> = (0..names.len() as u32).collect();
+    order.sort_unstable_by(|&a, &b| names[a as usize].cmp(&names[b as usize]));
+    let mut rank = vec![0u32; names.len()];
+    for (r, &old) in order.iter().enumerate() {
+        rank[old as usize] = r as u32;
+    }
+    words.remap(&rank);
+    let tokens: Vec<Vec<u8>> = order
+        .iter()
+        .map(|&old| names[old as usize].as_bytes().to_vec())
+        .collect();
+    let unit_len = vec![1; tokens.len()];
+    Ok((words, tokens, unit_len))
+}
+
 /// What the merge loop works on: words as symbol ids with their counts, and
 /// every id's bytes (model space; empty for ids with no token) and length in
 /// units (bytes for byte-level models, characters otherwise).
 pub(crate) struct Symbols {
-    pub words: Vec<Vec<u32>>,
-    pub wcounts: Vec<u64>,
+    pub words: Words,
     pub tokens: Vec<Vec<u8>>,
     pub unit_len: Vec<usize>,
 }
@@ -279,59 +290,32 @@ pub(crate) fn merge_loop(
 ) -> Result<Vec<(u32, u32, u32, u64)>> {
     let Symbols {
         words,
-        wcounts,
         tokens,
         unit_len,
     } = state;
     let target = limits.target;
-    // 2. pair counts and the pair -> words index
-    let mut pair_counts: FxHashMap<Pair, i64> = FxHashMap::default();
-    let mut where_: FxHashMap<Pair, Vec<u32>> = FxHashMap::default();
-    for (wi, w) in words.iter().enumerate() {
-        let c = wcounts[wi] as i64;
-        for p in w.windows(2) {
-            let pair = (p[0], p[1]);
-            *pair_counts.entry(pair).or_insert(0) += c;
-            let list = where_.entry(pair).or_default();
-            if list.last() != Some(&(wi as u32)) {
-                list.push(wi as u32);
-            }
-        }
-    }
-    let mut heap: BinaryHeap<(i64, Reverse<Pair>)> = pair_counts.iter().map(|(p, c)| (*c, Reverse(*p))).collect();
-
-    // 3. merge loop
+    let mut queue = PairQueue::new(words, target);
     // (at most one merge per distinct pair: the target may be far larger)
-    let mut merges: Vec<(u32, u32, u32, u64)> = Vec::with_capacity(target.min(pair_counts.len()));
-    let mut deltas: FxHashMap<Pair, i64> = FxHashMap::default();
-    let mut new_pairs: FxHashMap<Pair, Vec<u32>> = FxHashMap::default();
+    let mut merges: Vec<(u32, u32, u32, u64)> = Vec::with_capacity(target.min(1 << 20));
     let report_every = (target / 200).max(1);
     let prefix_len = limits.prefix_len;
     while merges.len() < target {
-        let Some((count, Reverse(pair))) = heap.pop() else {
+        let Some((pair, count)) = queue.pop(words) else {
             break;
         };
-        let actual = pair_counts.get(&pair).copied().unwrap_or(0);
-        if actual != count {
-            if actual > 0 {
-                heap.push((actual, Reverse(pair)));
-            }
-            continue;
-        }
-        if count <= 0 || (count as u64) < limits.min_frequency.max(1) {
+        if (count as u64) < limits.min_frequency.max(1) {
             break;
         }
         let (a, b) = pair;
         let new_len = unit_len[a as usize] + unit_len[b as usize];
         if limits.max_token_length.is_some_and(|m| new_len > m) {
-            pair_counts.remove(&pair);
+            queue.refuse(pair);
             continue;
         }
         if let Some(forbidden) = limits.forbidden {
             let merged = joined(&tokens[a as usize], &tokens[b as usize], prefix_len);
             if forbidden.refuses(&merged) {
-                pair_counts.remove(&pair);
-                where_.remove(&pair);
+                queue.refuse(pair);
                 continue;
             }
         }
@@ -340,8 +324,7 @@ pub(crate) fn merge_loop(
             let chars: Vec<char> = String::from_utf8_lossy(&merged).chars().collect();
             let classes: Vec<_> = chars.iter().map(|&c| rules.class(c)).collect();
             if !rules.is_valid(&chars, &classes) {
-                pair_counts.remove(&pair);
-                where_.remove(&pair);
+                queue.refuse(pair);
                 continue;
             }
         }
@@ -367,31 +350,7 @@ pub(crate) fn merge_loop(
             })?;
         }
 
-        // apply the merge to every word that contains the pair
-        let mut list = where_.remove(&pair).unwrap_or_default();
-        list.sort_unstable();
-        list.dedup();
-        deltas.clear();
-        new_pairs.clear();
-        super::apply_merge(words, wcounts, &list, pair, new_id, &mut deltas, &mut new_pairs, |_| {});
-        pair_counts.remove(&pair);
-        let mut touched: Vec<(Pair, i64)> = deltas.drain().filter(|(_, d)| *d != 0).collect();
-        touched.sort_unstable();
-        for (p, d) in touched {
-            let e = pair_counts.entry(p).or_insert(0);
-            *e += d;
-            let now = *e;
-            if now <= 0 {
-                pair_counts.remove(&p);
-            } else if d > 0 {
-                heap.push((now, Reverse(p)));
-            }
-        }
-        for (p, ws) in new_pairs.drain() {
-            if pair_counts.contains_key(&p) {
-                where_.entry(p).or_default().extend(ws);
-            }
-        }
+        queue.merge(words, pair, new_id);
     }
     on_event(TrainEvent::Progress {
         done: merges.len(),

@@ -13,6 +13,7 @@
 
 use super::bpe::{in_ranges, joined, merge_loop, Forbidden, Limits, Symbols};
 use super::sp_common::PieceRules;
+use super::word_index::Words;
 use super::TrainEvent;
 use crate::error::{Error, Result};
 use crate::models::{Model, ModelKind};
@@ -91,8 +92,7 @@ pub fn continue_training(
     kept.retain(|c| !foreign_protected.contains(c) && (cfg.scripts.is_empty() || in_ranges(*c, &cfg.scripts)));
     let mut sym_ids: FxHashMap<Vec<u8>, u32> = FxHashMap::default();
     let mut new_symbols: Vec<(u32, Vec<u8>)> = Vec::new();
-    let mut words: Vec<Vec<u32>> = Vec::with_capacity(cut.len());
-    let mut wcounts: Vec<u64> = Vec::with_capacity(cut.len());
+    let mut words = Words::with_capacity(cut.len(), 0);
     for (runs, (_, count)) in cut.iter().zip(&entries) {
         let pieces = symbolize(runs, &kept, &prefix, &suffix);
         for piece in pieces {
@@ -117,8 +117,7 @@ pub fn continue_training(
                 }
             }
             if ids.len() > 1 || ids.first().is_some_and(|&i| i as usize >= vocab_len) {
-                words.push(ids);
-                wcounts.push(*count);
+                words.push(ids, *count);
             }
         }
     }
@@ -138,7 +137,6 @@ pub fn continue_training(
     };
     let mut state = Symbols {
         words,
-        wcounts,
         tokens,
         unit_len: unit_lens,
     };

@@ -40,6 +40,7 @@
 //! each token to its neighbours finds them). `N` only falls, which lowers
 //! every likelihood gain.
 
+use super::word_index::{PairIndex, Words};
 use super::TrainEvent;
 use crate::error::{Error, Result};
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -267,11 +268,11 @@ pub fn train(
     }
 
     // 2. words as symbols, counts of symbols and pairs, the pair -> words index
-    let wcounts: Vec<u64> = entries.iter().map(|e| e.1).collect();
-    let mut words: Vec<Vec<u32>> = Vec::with_capacity(entries.len());
+    let mut words = Words::with_capacity(entries.len(), entries.iter().map(|e| e.0.chars().count()).sum());
     let mut key = String::new();
-    for (w, _) in &entries {
-        let mut syms = Vec::with_capacity(w.len());
+    let mut syms = Vec::new();
+    for (w, count) in &entries {
+        syms.clear();
         for (i, ch) in w.chars().enumerate() {
             key.clear();
             if i > 0 {
@@ -284,8 +285,9 @@ pub fn train(
                     .ok_or_else(|| Error::Config(format!("internal: symbol {key:?} missing from the alphabet")))?,
             );
         }
-        words.push(syms);
+        words.push(syms.iter().copied(), *count);
     }
+    drop(entries);
     let mut st = State {
         score: cfg.score,
         total: 0,
@@ -296,22 +298,16 @@ pub fn train(
         heap: BinaryHeap::new(),
     };
     st.grow(tokens.len());
-    let mut where_: FxHashMap<Pair, Vec<u32>> = FxHashMap::default();
-    for (wi, w) in words.iter().enumerate() {
-        let c = wcounts[wi];
+    for (_, w, c) in words.iter() {
         for &s in w {
             st.sym_count[s as usize] += c;
         }
         st.total += c * w.len() as u64;
         for p in w.windows(2) {
-            let pair = (p[0], p[1]);
-            st.add_pair(pair, c as i64);
-            let list = where_.entry(pair).or_default();
-            if list.last() != Some(&(wi as u32)) {
-                list.push(wi as u32);
-            }
+            st.add_pair((p[0], p[1]), c as i64);
         }
     }
+    let mut where_ = PairIndex::build(&words, |_| true);
     let all: Vec<Pair> = st.pair_counts.keys().copied().collect();
     for p in all {
         st.push(p);
@@ -376,28 +372,17 @@ pub fn train(
         }
 
         // apply the merge to every word that holds the pair
-        let mut list = where_.remove(&top.pair).unwrap_or_default();
-        list.sort_unstable();
-        list.dedup();
+        let list = where_.take(top.pair);
         deltas.clear();
         sym_deltas.clear();
         new_pairs.clear();
         let mut merged_count = 0i64;
-        super::apply_merge(
-            &mut words,
-            &wcounts,
-            &list,
-            (a, b),
-            t,
-            &mut deltas,
-            &mut new_pairs,
-            |c| {
-                merged_count += c;
-                *sym_deltas.entry(a).or_insert(0) -= c;
-                *sym_deltas.entry(b).or_insert(0) -= c;
-                *sym_deltas.entry(t).or_insert(0) += c;
-            },
-        );
+        words.apply_merge(&list, (a, b), t, &mut deltas, &mut new_pairs, |c| {
+            merged_count += c;
+            *sym_deltas.entry(a).or_insert(0) -= c;
+            *sym_deltas.entry(b).or_insert(0) -= c;
+            *sym_deltas.entry(t).or_insert(0) += c;
+        });
         *deltas.entry((a, b)).or_insert(0) -= merged_count;
         st.total = st.total.saturating_sub(merged_count as u64);
         let mut changed_syms: Vec<(u32, i64)> = sym_deltas.drain().filter(|(_, d)| *d != 0).collect();
@@ -416,8 +401,11 @@ pub fn train(
         }
         for (p, ws) in new_pairs.drain() {
             if st.pair_counts.contains_key(&p) {
-                where_.entry(p).or_default().extend(ws);
+                where_.add(p, ws);
             }
+        }
+        if where_.stale() {
+            where_.rebuild(&words, |p| st.pair_counts.contains_key(&p));
         }
         // scores that may have risen: pairs whose count changed (a likelihood
         // gain can rise as a count falls), and every pair holding a token
