@@ -205,6 +205,31 @@ mod tests {
     }
 
     #[test]
+    fn untracked_text_equals_tracked_text() {
+        let specs = [
+            r#"{"type":"BertNormalizer"}"#,
+            r#"{"type":"Sequence","normalizers":[{"type":"NFKC"},{"type":"Lowercase"}]}"#,
+            r#"{"type":"Sequence","normalizers":[{"type":"NFD"},{"type":"StripAccents"}]}"#,
+            r#"{"type":"Sequence","normalizers":[{"type":"Strip","strip_left":true,"strip_right":true},{"type":"Replace","pattern":{"String":" "},"content":"\u2581"},{"type":"Prepend","prepend":"\u2581"}]}"#,
+        ];
+        let texts = [
+            "  Ae\u{301}b \u{FB01}X \u{5206}\u{8BCD}\tc\u{0}d  ",
+            "",
+            " ",
+            "\u{301}\u{5206}",
+        ];
+        for spec in specs {
+            let n: Normalizer = serde_json::from_str(spec).unwrap();
+            for t in texts {
+                let (mut a, mut b) = (NormalizedString::new(t, 0), NormalizedString::untracked(t));
+                n.normalize(&mut a).unwrap();
+                n.normalize(&mut b).unwrap();
+                assert_eq!(a.text, b.text, "{spec} on {t:?}");
+            }
+        }
+    }
+
+    #[test]
     fn unknown_normalizer_is_an_error() {
         let r: std::result::Result<Normalizer, _> = serde_json::from_str(r#"{"type":"Frobnicate"}"#);
         assert!(r.unwrap_err().to_string().contains("unknown variant"));

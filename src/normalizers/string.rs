@@ -6,6 +6,8 @@ pub struct NormalizedString {
     /// an unchanged slice of the original starting at `base`.
     align: Option<Vec<(u32, u32)>>,
     base: usize,
+    /// Whether alignments are kept (a counter needs only the text).
+    track: bool,
 }
 
 impl NormalizedString {
@@ -15,6 +17,16 @@ impl NormalizedString {
             text: text.to_string(),
             align: None,
             base,
+            track: true,
+        }
+    }
+
+    /// `text` to normalize without alignments: its original ranges are not
+    /// asked for (word counting), and keeping them would cost 8 bytes a byte.
+    pub fn untracked(text: &str) -> Self {
+        NormalizedString {
+            track: false,
+            ..NormalizedString::new(text, 0)
         }
     }
 
@@ -59,15 +71,18 @@ impl NormalizedString {
         }
         let old_len = self.text.len();
         let mut text = String::with_capacity(old_len + 16);
-        let mut align: Vec<(u32, u32)> = Vec::with_capacity(old_len + 16);
+        let track = self.track;
+        let mut align: Vec<(u32, u32)> = Vec::with_capacity(if track { old_len + 16 } else { 0 });
         let mut pos = 0;
         for (a, b, rep) in chunks {
-            for i in pos..a {
+            for i in (pos..a).filter(|_| track) {
                 let (s, e) = self.align_of(i);
                 align.push((s as u32, e as u32));
             }
             text.push_str(&self.text[pos..a]);
-            if !rep.is_empty() {
+            if !track {
+                text.push_str(&rep);
+            } else if !rep.is_empty() {
                 let (s, e) = if a < b {
                     // as `tokenizers` does, a replacement takes the span of the
                     // last character it replaces
@@ -87,11 +102,15 @@ impl NormalizedString {
             }
             pos = b;
         }
-        for i in pos..old_len {
+        for i in (pos..old_len).filter(|_| track) {
             let (s, e) = self.align_of(i);
             align.push((s as u32, e as u32));
         }
         text.push_str(&self.text[pos..]);
+        if !track {
+            self.text = text;
+            return;
+        }
         if text.is_empty() {
             // keep the position for empty results
             self.base = self.original_range(0, 0).0;
@@ -112,11 +131,13 @@ impl NormalizedString {
                 text,
                 align: None,
                 base: self.base + start,
+                track: self.track,
             },
             Some(a) => NormalizedString {
                 text,
                 align: Some(a[start..end].to_vec()),
                 base: self.original_range(start, start).0,
+                track: self.track,
             },
         }
     }
@@ -139,7 +160,8 @@ impl NormalizedString {
             }
         }
         let mut text = String::with_capacity(old.len());
-        let mut align: Vec<(u32, u32)> = Vec::with_capacity(old.len());
+        let track = self.track;
+        let mut align: Vec<(u32, u32)> = Vec::with_capacity(if track { old.len() } else { 0 });
         // alignment of byte i of the old text
         let old_align = |i: usize| -> (u32, u32) {
             match &self.align {
@@ -151,7 +173,9 @@ impl NormalizedString {
             }
         };
         for &(c, change) in dest {
-            let a = if change > 0 {
+            let a = if !track {
+                (0, 0)
+            } else if change > 0 {
                 if offset == 0 {
                     (self.base as u32, self.base as u32)
                 } else {
@@ -178,7 +202,13 @@ impl NormalizedString {
                 }
             }
             text.push(c);
-            align.extend(std::iter::repeat_n(a, c.len_utf8()));
+            if track {
+                align.extend(std::iter::repeat_n(a, c.len_utf8()));
+            }
+        }
+        if !track {
+            self.text = text;
+            return;
         }
         if text.is_empty() {
             let p = if old.is_empty() {

@@ -270,9 +270,7 @@ impl WordCounter {
         if bytes.len() <= SUB_BLOCK {
             return bytes.len();
         }
-        cut_point(bytes, SUB_BLOCK, self.rule)
-            .or_else(|| self.word_cut(bytes, SUB_BLOCK))
-            .unwrap_or(bytes.len())
+        self.safe_cut(bytes, SUB_BLOCK).unwrap_or(bytes.len())
     }
 
     fn count_lines(&self, text: &str, local: &mut FxHashMap<Vec<u8>, u64>) -> Result<()> {
@@ -289,7 +287,7 @@ impl WordCounter {
     }
 
     fn count_one(&self, text: &str, local: &mut FxHashMap<Vec<u8>, u64>) -> Result<()> {
-        let mut ns = NormalizedString::new(text, 0);
+        let mut ns = NormalizedString::untracked(text);
         if let Some(n) = &self.normalizer {
             n.normalize(&mut ns)?;
         }
@@ -366,10 +364,22 @@ impl WordCounter {
         self.feed_file_range(path, 0, u64::MAX, policy)
     }
 
-    /// A safe place to cut `buf` near `limit` for this pipeline (see `cut_point`):
-    /// counting the parts apart gives the counts of the whole.
+    /// A safe place to cut `buf` near `limit` for this pipeline, after a line
+    /// (see `cut_point`) or between words (see `WordCut`): the last at or
+    /// before `limit`, else the first after it. Counting the parts apart
+    /// gives the counts of the whole.
     pub fn safe_cut(&self, buf: &[u8], limit: usize) -> Option<usize> {
-        cut_point(buf, limit, self.rule).or_else(|| self.word_cut(buf, limit))
+        let line = cut_point(buf, limit, self.rule);
+        if line.is_some_and(|c| c <= limit) {
+            return line;
+        }
+        // (a line's end far past the limit would make a part as long as
+        // the text: a place between words before the limit comes first)
+        match (line, self.word_cut(buf, limit)) {
+            (_, Some(b)) if b <= limit => Some(b),
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     /// Count bytes `start..end` of a UTF-8 text file (`end` past the end: to the
@@ -380,24 +390,26 @@ impl WordCounter {
         let mut file = std::fs::File::open(path).map_err(|e| Error::Corpus(format!("{path}: cannot open: {e}")))?;
         file.seek(SeekFrom::Start(start))
             .map_err(|e| Error::Corpus(format!("{path}: cannot seek to byte {start}: {e}")))?;
+        // (read straight into `buf`, up to `want` bytes: the text held is
+        // one block, counted in place; no larger than the range)
+        let size = file.metadata().map_or(u64::MAX, |m| m.len());
+        let block = usize::try_from(end.min(size).saturating_sub(start)).map_or(BLOCK, |n| BLOCK.min(n + 1));
         let mut f = file.take(end.saturating_sub(start));
-        let mut buf: Vec<u8> = Vec::with_capacity(BLOCK * 2);
+        let mut buf: Vec<u8> = Vec::with_capacity(block);
         let mut offset: u64 = start; // file offset of buf[0]
         let mut eof = false;
         let mut total = 0u64;
-        let mut want = BLOCK;
+        let mut want = block;
         loop {
             while !eof && buf.len() < want {
-                let mut chunk = vec![0u8; BLOCK];
+                let held = buf.len();
+                buf.resize(want, 0);
                 let n = f
-                    .read(&mut chunk)
+                    .read(&mut buf[held..])
                     .map_err(|e| Error::Corpus(format!("{path}: read error: {e}")))?;
-                if n == 0 {
-                    eof = true;
-                } else {
-                    buf.extend_from_slice(&chunk[..n]);
-                    total += n as u64;
-                }
+                buf.truncate(held + n);
+                eof = n == 0;
+                total += n as u64;
             }
             if buf.is_empty() {
                 break;
@@ -405,7 +417,7 @@ impl WordCounter {
             let cut = if eof {
                 buf.len()
             } else {
-                match cut_point(&buf, BLOCK, self.rule).or_else(|| self.word_cut(&buf, BLOCK)) {
+                match self.safe_cut(&buf, BLOCK) {
                     Some(c) => c,
                     // no safe cut yet: read on (up to a bound on memory)
                     None if buf.len() < MAX_BLOCK => {
@@ -415,24 +427,25 @@ impl WordCounter {
                     None => char_boundary(&buf, MAX_BLOCK),
                 }
             };
-            want = BLOCK;
-            let block: Vec<u8> = buf.drain(..cut).collect();
-            let text: String = match String::from_utf8(block) {
-                Ok(s) => s,
-                Err(e) => match policy {
-                    ErrorPolicy::Strict => {
-                        let at = offset + e.utf8_error().valid_up_to() as u64;
-                        return Err(Error::CorpusEncoding {
-                            path: path.to_string(),
-                            offset: at,
-                        });
-                    }
-                    ErrorPolicy::Replace => String::from_utf8_lossy(e.as_bytes()).into_owned(),
-                    ErrorPolicy::Skip => skip_invalid(e.as_bytes()),
-                },
-            };
+            want = block;
+            match std::str::from_utf8(&buf[..cut]) {
+                Ok(text) => self.feed_block(text)?,
+                Err(e) => {
+                    let text = match policy {
+                        ErrorPolicy::Strict => {
+                            return Err(Error::CorpusEncoding {
+                                path: path.to_string(),
+                                offset: offset + e.valid_up_to() as u64,
+                            });
+                        }
+                        ErrorPolicy::Replace => String::from_utf8_lossy(&buf[..cut]).into_owned(),
+                        ErrorPolicy::Skip => skip_invalid(&buf[..cut]),
+                    };
+                    self.feed_block(&text)?;
+                }
+            }
+            buf.drain(..cut);
             offset += cut as u64;
-            self.feed_block(&text)?;
         }
         Ok(total)
     }
@@ -515,6 +528,32 @@ mod tests {
             }
         }
         assert!(cuts > 500, "only {cuts} cuts: the test text must have word boundaries");
+    }
+
+    #[test]
+    fn long_paragraphs_are_counted_in_parts_between_words() {
+        use crate::normalizers::bert::BertNormalizer;
+        // paragraphs far longer than a part, apart by blank lines: the one
+        // line end that is a safe cut for a split without a regex is far
+        // past the limit, a space is near it
+        let para = "Ab cd, \u{5206}ef gh. ".repeat(SUB_BLOCK / 8);
+        let last = format!("{para}end.\nEnd");
+        let text = format!("{para}\n\n{para}\n\n{last}");
+        let make = || {
+            WordCounter::new(
+                Some(Normalizer::BertNormalizer(BertNormalizer::default())),
+                Some(PreTokenizer::BertPreTokenizer),
+            )
+        };
+        let counter = make();
+        let end = counter.part_end(&text);
+        assert!(end <= SUB_BLOCK && end > SUB_BLOCK / 2, "part of {end} bytes");
+        let mut whole = make();
+        whole.feed_texts(&[&text]).unwrap();
+        let mut by_para = make();
+        by_para.feed_texts(&[&para, &para, &last]).unwrap();
+        assert_eq!(whole.counts, by_para.counts);
+        assert_eq!(whole.counts[&b"\xe5\x88\x86"[..]], 3 * (SUB_BLOCK / 8) as u64);
     }
 
     #[test]

@@ -195,7 +195,7 @@ impl State {
 
     /// Drop stale entries when the heap grows far beyond the live pairs.
     fn compact(&mut self) {
-        if self.heap.len() > 4 * self.pair_counts.len() + (1 << 20) {
+        if self.heap.len() > 2 * self.pair_counts.len() + (1 << 16) {
             let pairs: Vec<Pair> = self.pair_counts.keys().copied().collect();
             self.heap.clear();
             for p in pairs {
