@@ -17,8 +17,13 @@ peak memory (VmHWM) of counting and of merging:
 * ``sentencepiece``: BPE with its usual sampling (``input_sentence_size`` 1M lines);
 * ``rustbpe``: ``Tokenizer.train_from_iterator``.
 
+With ``--same-words`` every copy is the same text, so the distinct pieces stay
+fixed while the corpus grows: what memory is left to grow then is what grows
+with the bytes rather than with the pieces.
+
     python benchmarks/count_scaling.py --sizes 0.3 1 3
     python benchmarks/count_scaling.py --sizes 0.3 --only tokensmith tokenizers
+    python benchmarks/count_scaling.py --sizes 0.3 1 3 --same-words --only tokensmith
 """
 
 from __future__ import annotations
@@ -101,8 +106,9 @@ def _letters(n: int) -> str:
     return out
 
 
-def build(size_gb: float, folder: Path) -> Path:
-    """The corpus of ``size_gb`` GB: copies of the shared texts, each varied."""
+def build(size_gb: float, folder: Path, vary: bool = True) -> Path:
+    """The corpus of ``size_gb`` GB: copies of the shared texts, each varied
+    (unless not ``vary``)."""
     sources = sorted((CORPUS / "gutenberg").glob("*.txt")) + [
         CORPUS / n for n in ("en.txt", "code.txt", "zh.txt", "zh-news.txt", "ja.txt")]
     sources += sorted((CORPUS / "parallel").glob("*/*.txt"))
@@ -117,9 +123,11 @@ def build(size_gb: float, folder: Path) -> Path:
         while written < target:
             tag = _letters(copy)
             for text in texts:
-                words = text.split(" ")
-                words[copy % 7::7] = [w + tag for w in words[copy % 7::7]]
-                chunk = " ".join(words)
+                chunk = text
+                if vary:
+                    words = text.split(" ")
+                    words[copy % 7::7] = [w + tag for w in words[copy % 7::7]]
+                    chunk = " ".join(words)
                 out.write(chunk)
                 written += len(chunk.encode("utf-8"))
                 if written >= target:
@@ -165,6 +173,8 @@ def main() -> int:
     ap.add_argument("--sizes", type=float, nargs="+", default=[0.3, 1.0, 3.0])
     ap.add_argument("--only", nargs="+", choices=CONTENDERS, default=list(CONTENDERS))
     ap.add_argument("--keep", metavar="FOLDER", help="build the corpora here and keep them")
+    ap.add_argument("--same-words", action="store_true",
+                    help="every copy the same text: distinct pieces fixed as the size grows")
     args = ap.parse_args()
     load = os.getloadavg()[0]
     print(f"machine: {os.cpu_count()} cores, load {load:.1f} at the start; vocabulary "
@@ -174,7 +184,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(dir=args.keep) as d:
         folder = Path(d)
         for size in args.sizes:
-            path = build(size, folder)
+            path = build(size, folder, vary=not args.same_words)
             gb = path.stat().st_size / 1e9
             limit = None
             for name in args.only:
