@@ -75,9 +75,11 @@ impl NormalizedString {
         let mut align: Vec<(u32, u32)> = Vec::with_capacity(if track { old_len + 16 } else { 0 });
         let mut pos = 0;
         for (a, b, rep) in chunks {
-            for i in (pos..a).filter(|_| track) {
-                let (s, e) = self.align_of(i);
-                align.push((s as u32, e as u32));
+            if track {
+                for i in pos..a {
+                    let (s, e) = self.align_of(i);
+                    align.push((s as u32, e as u32));
+                }
             }
             text.push_str(&self.text[pos..a]);
             if !track {
@@ -102,14 +104,14 @@ impl NormalizedString {
             }
             pos = b;
         }
-        for i in (pos..old_len).filter(|_| track) {
-            let (s, e) = self.align_of(i);
-            align.push((s as u32, e as u32));
-        }
         text.push_str(&self.text[pos..]);
         if !track {
             self.text = text;
             return;
+        }
+        for i in pos..old_len {
+            let (s, e) = self.align_of(i);
+            align.push((s as u32, e as u32));
         }
         if text.is_empty() {
             // keep the position for empty results

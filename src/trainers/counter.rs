@@ -375,11 +375,11 @@ impl WordCounter {
         }
         // (a line's end far past the limit would make a part as long as
         // the text: a place between words before the limit comes first)
-        match (line, self.word_cut(buf, limit)) {
-            (_, Some(b)) if b <= limit => Some(b),
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
+        let word = self.word_cut(buf, limit);
+        if word.is_some_and(|c| c <= limit) {
+            return word;
         }
+        line.into_iter().chain(word).min()
     }
 
     /// Count bytes `start..end` of a UTF-8 text file (`end` past the end: to the

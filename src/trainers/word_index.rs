@@ -228,7 +228,12 @@ impl PairIndex {
 
     /// Forget `pair` (it will never be merged).
     pub fn remove(&mut self, pair: Pair) {
-        self.take(pair);
+        if let Some(span) = self.spans.remove(&pair) {
+            self.dead += span.len as usize;
+        }
+        if let Some(more) = self.recent.remove(&pair) {
+            self.recent_len -= more.len();
+        }
     }
 
     /// List `words` (ascending) under `pair`.
