@@ -289,6 +289,9 @@ impl HugePages {
     }
 }
 
+// SAFETY: every method hands the layout to `System` (or to `alloc_large`,
+// which maps whole pages aligned to at least the layout's alignment) and
+// frees a block through the same way it was made, told by its size.
 unsafe impl GlobalAlloc for HugePages {
     #[inline]
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {

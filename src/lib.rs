@@ -1,6 +1,11 @@
 //! tokensmith core: the tokenizer pipeline and trainers. Python bindings live
 //! in `python.rs`, behind the `python` feature.
 
+// Every unsafe operation sits in its own block with a SAFETY comment, also
+// inside unsafe functions (whose callers promise only what `# Safety` says).
+#![deny(unsafe_op_in_unsafe_fn)]
+#![deny(clippy::undocumented_unsafe_blocks, clippy::missing_safety_doc)]
+
 pub mod added_tokens;
 pub mod bytelevel;
 pub mod decoders;
@@ -14,6 +19,7 @@ pub mod pre_tokenizers;
 pub mod processors;
 pub mod scanner;
 pub mod sentencepiece_json;
+pub mod simd;
 pub mod tokenizer;
 pub mod trainers;
 pub mod utf8;
@@ -23,12 +29,13 @@ mod python;
 
 pub use error::{Error, Result};
 
-/// Whether this CPU has AVX2 (the scanner's windows and the merge lanes
-/// have AVX2 versions, chosen at run time).
+/// Whether AVX2 kernels may run: the CPU has AVX2 and the level in force
+/// (`simd`) allows it (the scanner's windows and the merge lanes have AVX2
+/// versions, chosen at run time).
 pub(crate) fn has_avx2() -> bool {
     #[cfg(target_arch = "x86_64")]
     {
-        std::is_x86_feature_detected!("avx2")
+        simd::allows(simd::Level::Avx2) && std::is_x86_feature_detected!("avx2")
     }
     #[cfg(not(target_arch = "x86_64"))]
     {

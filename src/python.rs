@@ -1360,6 +1360,32 @@ fn default_threads() -> PyResult<usize> {
     guarded(|| Ok(crate::parallel::default_threads()))
 }
 
+/// The SIMD level kernels run at: `"scalar"`, `"avx2"` or `"avx512"` (the
+/// level in force, `TOKENSMITH_SIMD` or `set_simd_level`, within what the CPU has).
+#[pyfunction]
+fn simd_level() -> PyResult<&'static str> {
+    guarded(|| Ok(crate::simd::effective().name()))
+}
+
+/// Caps the SIMD level (`None`: the CPU's best) and returns the cap before.
+/// Tokenizers built before may keep the strategy they chose; set it first.
+#[pyfunction]
+#[pyo3(signature = (level))]
+fn set_simd_level(level: Option<&str>) -> PyResult<&'static str> {
+    let parsed = match level {
+        None => None,
+        Some(name) => Some(crate::simd::Level::parse(name).ok_or_else(|| bad_simd_level(name))?),
+    };
+    guarded(|| Ok(crate::simd::set_level(parsed).name()))
+}
+
+fn bad_simd_level(name: &str) -> PyErr {
+    pyo3::exceptions::PyValueError::new_err(format!(
+        "{} must be one of scalar, avx2, avx512 (got {name:?})",
+        crate::simd::ENV
+    ))
+}
+
 /// Panics on purpose: the test of the panic boundary (`guarded`) calls it.
 #[pyfunction]
 fn _panic_for_test(message: &str) -> PyResult<()> {
@@ -1371,6 +1397,9 @@ fn _panic_for_test(message: &str) -> PyResult<()> {
 // and the UTF-8 cache is not read when the GIL is disabled, see `RawText::of`)
 #[pymodule(gil_used = false)]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    if let Err(bad) = crate::simd::env_level() {
+        return Err(bad_simd_level(&bad));
+    }
     m.add_class::<Tokenizer>()?;
     m.add_class::<FastEncode>()?;
     #[cfg(all(not(Py_LIMITED_API), target_endian = "little"))]
@@ -1387,6 +1416,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(after_fork, m)?)?;
     m.add_function(wrap_pyfunction!(default_threads, m)?)?;
     m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
+    m.add_function(wrap_pyfunction!(simd_level, m)?)?;
+    m.add_function(wrap_pyfunction!(set_simd_level, m)?)?;
     Ok(())
 }
 
@@ -1547,6 +1578,7 @@ enum RawText {
 // it is made; whoever made the `RawText` keeps that object alive while it
 // is used (see `RawText::of`), on whatever thread.
 unsafe impl Send for RawText {}
+// SAFETY: as for `Send`: the object it points into is immutable.
 unsafe impl Sync for RawText {}
 
 impl RawText {

@@ -95,7 +95,11 @@ impl Block for [u8] {
 
     #[inline(always)]
     unsafe fn put16(&self, at: usize, dst: *mut u8) {
-        std::ptr::copy_nonoverlapping(self.as_ptr().add(at), dst, 16);
+        assert!(at + 16 <= self.len());
+        // SAFETY: sixteen bytes from `at` (just checked) to the sixteen of
+        // room at `dst` (the caller's promise); a slice and a buffer being
+        // written do not overlap
+        unsafe { std::ptr::copy_nonoverlapping(self.as_ptr().add(at), dst, 16) };
     }
 }
 
@@ -116,13 +120,20 @@ impl Block for [u16] {
         #[cfg(target_arch = "x86_64")]
         {
             use std::arch::x86_64::*;
-            let p = self.as_ptr().add(at) as *const __m128i;
-            let packed = _mm_packus_epi16(_mm_loadu_si128(p), _mm_loadu_si128(p.add(1)));
-            _mm_storeu_si128(dst as *mut __m128i, packed);
+            assert!(at + 16 <= self.len());
+            // SAFETY: SSE2 is in every x86_64 target; two unaligned loads
+            // of eight units from `at` (sixteen there, just checked), one
+            // store of sixteen bytes where the caller promised room
+            unsafe {
+                let p = self.as_ptr().add(at) as *const __m128i;
+                let packed = _mm_packus_epi16(_mm_loadu_si128(p), _mm_loadu_si128(p.add(1)));
+                _mm_storeu_si128(dst as *mut __m128i, packed);
+            }
         }
         #[cfg(not(target_arch = "x86_64"))]
         for k in 0..16 {
-            *dst.add(k) = self[at + k] as u8;
+            // SAFETY: `dst` has room for sixteen bytes (the caller's promise)
+            unsafe { *dst.add(k) = self[at + k] as u8 };
         }
     }
 
@@ -178,7 +189,11 @@ mod ucs2_vector {
 
     /// The UTF-8 of four characters, each in the low bytes of a 32-bit
     /// lane, at `dst` (sixteen bytes written): how many bytes they are.
-    #[inline(always)]
+    ///
+    /// # Safety
+    /// `dst` has room for sixteen bytes.
+    #[inline]
+    #[target_feature(enable = "sse4.1,ssse3")]
     unsafe fn four(c: __m128i, dst: *mut u8) -> usize {
         let x3f = _mm_set1_epi32(0x3F);
         let low = _mm_or_si128(_mm_set1_epi32(0x80), _mm_and_si128(c, x3f));
@@ -197,8 +212,11 @@ mod ucs2_vector {
         let w = _mm_blendv_epi8(_mm_blendv_epi8(c, w2, two), w3, three);
         let idx = _mm_movemask_ps(_mm_castsi128_ps(two)) | _mm_movemask_ps(_mm_castsi128_ps(three)) << 4;
         let (mask, n) = &PACK[idx as usize];
-        let packed = _mm_shuffle_epi8(w, _mm_loadu_si128(mask.as_ptr().cast()));
-        _mm_storeu_si128(dst.cast(), packed);
+        // SAFETY: `mask` is sixteen bytes; `dst` has room for sixteen
+        unsafe {
+            let packed = _mm_shuffle_epi8(w, _mm_loadu_si128(mask.as_ptr().cast()));
+            _mm_storeu_si128(dst.cast(), packed);
+        }
         *n as usize
     }
 
@@ -214,7 +232,8 @@ mod ucs2_vector {
         let mut k = 0;
         let zero = _mm_setzero_si128();
         for half in 0..2 {
-            let v = _mm_loadu_si128(src.add(8 * half).cast());
+            // SAFETY: sixteen units at `src` (the caller's promise)
+            let v = unsafe { _mm_loadu_si128(src.add(8 * half).cast()) };
             let sur = _mm_cmpeq_epi16(
                 _mm_and_si128(v, _mm_set1_epi16(0xF800u16 as i16)),
                 _mm_set1_epi16(0xD800u16 as i16),
@@ -222,8 +241,11 @@ mod ucs2_vector {
             if _mm_movemask_epi8(sur) != 0 {
                 return None;
             }
-            k += four(_mm_unpacklo_epi16(v, zero), dst.add(k));
-            k += four(_mm_unpackhi_epi16(v, zero), dst.add(k));
+            // SAFETY: at most 12 bytes a four, and room for 48 and `SLACK`
+            // at `dst`, so sixteen from `dst + k` are there
+            k += unsafe { four(_mm_unpacklo_epi16(v, zero), dst.add(k)) };
+            // SAFETY: as above
+            k += unsafe { four(_mm_unpackhi_epi16(v, zero), dst.add(k)) };
         }
         Some(k)
     }
@@ -238,7 +260,8 @@ impl Block for [u32] {
     #[inline(always)]
     unsafe fn put16(&self, at: usize, dst: *mut u8) {
         for k in 0..16 {
-            *dst.add(k) = self[at + k] as u8;
+            // SAFETY: `dst` has room for sixteen bytes (the caller's promise)
+            unsafe { *dst.add(k) = self[at + k] as u8 };
         }
     }
 }
@@ -249,24 +272,28 @@ impl Block for [u32] {
 /// `dst` has room for `c`'s UTF-8.
 #[inline(always)]
 unsafe fn put_char(c: u32, dst: *mut u8) -> usize {
-    if c < 0x80 {
-        *dst = c as u8;
-        1
-    } else if c < 0x800 {
-        *dst = 0xC0 | (c >> 6) as u8;
-        *dst.add(1) = 0x80 | (c & 0x3F) as u8;
-        2
-    } else if c < 0x1_0000 {
-        *dst = 0xE0 | (c >> 12) as u8;
-        *dst.add(1) = 0x80 | ((c >> 6) & 0x3F) as u8;
-        *dst.add(2) = 0x80 | (c & 0x3F) as u8;
-        3
-    } else {
-        *dst = 0xF0 | (c >> 18) as u8;
-        *dst.add(1) = 0x80 | ((c >> 12) & 0x3F) as u8;
-        *dst.add(2) = 0x80 | ((c >> 6) & 0x3F) as u8;
-        *dst.add(3) = 0x80 | (c & 0x3F) as u8;
-        4
+    // SAFETY: every write is within the character's UTF-8 length, for which
+    // the caller promised room
+    unsafe {
+        if c < 0x80 {
+            *dst = c as u8;
+            1
+        } else if c < 0x800 {
+            *dst = 0xC0 | (c >> 6) as u8;
+            *dst.add(1) = 0x80 | (c & 0x3F) as u8;
+            2
+        } else if c < 0x1_0000 {
+            *dst = 0xE0 | (c >> 12) as u8;
+            *dst.add(1) = 0x80 | ((c >> 6) & 0x3F) as u8;
+            *dst.add(2) = 0x80 | (c & 0x3F) as u8;
+            3
+        } else {
+            *dst = 0xF0 | (c >> 18) as u8;
+            *dst.add(1) = 0x80 | ((c >> 12) & 0x3F) as u8;
+            *dst.add(2) = 0x80 | ((c >> 6) & 0x3F) as u8;
+            *dst.add(3) = 0x80 | (c & 0x3F) as u8;
+            4
+        }
     }
 }
 
@@ -286,20 +313,31 @@ unsafe fn convert<T: Copy>(
 where
     [T]: Block,
 {
+    // Invariant: `dst` is `base` plus the UTF-8 written for the units
+    // before `i`, so the spare capacity the caller promised covers every
+    // write from `dst` for the units from `i` (and `SLACK`).
     let n = units.len();
-    let mut dst = out.as_mut_ptr().add(out.len());
+    // SAFETY: `out.len()` is within its allocation
+    let mut dst = unsafe { out.as_mut_ptr().add(out.len()) };
     let base = dst;
     let mut i = 0;
     while i < n {
         if i + 16 <= n {
             if units.ascii16(i) {
-                units.put16(i, dst);
-                dst = dst.add(16);
+                // SAFETY: sixteen ASCII units from `i`, sixteen bytes of room
+                // at `dst` (the invariant)
+                unsafe {
+                    units.put16(i, dst);
+                    dst = dst.add(16);
+                }
                 i += 16;
                 continue;
             }
-            if let Some(k) = units.utf8_16(i, dst) {
-                dst = dst.add(k);
+            // SAFETY: sixteen units from `i`; room for their widest UTF-8
+            // and `SLACK` at `dst` (the invariant)
+            if let Some(k) = unsafe { units.utf8_16(i, dst) } {
+                // SAFETY: `k` bytes were written there
+                dst = unsafe { dst.add(k) };
                 i += 16;
                 continue;
             }
@@ -309,13 +347,15 @@ where
         let stop = (i + 16).min(n);
         while i < stop {
             match one(units[i], dst) {
-                Some(k) => dst = dst.add(k),
+                // SAFETY: `k` bytes were written there
+                Some(k) => dst = unsafe { dst.add(k) },
                 None => return Err(NotEncodable { index: i }),
             }
             i += 1;
         }
     }
-    out.set_len(out.len() + dst.offset_from(base) as usize);
+    // SAFETY: the bytes from `base` to `dst` were written above, as UTF-8
+    unsafe { out.set_len(out.len() + dst.offset_from(base) as usize) };
     Ok(())
 }
 
@@ -332,7 +372,8 @@ fn latin1(units: &[u8], out: &mut Vec<u8>) {
 #[inline(always)]
 unsafe fn ucs2_one(u: u16, dst: *mut u8) -> Option<usize> {
     let c = u as u32;
-    (c & 0xF800 != 0xD800).then(|| put_char(c, dst))
+    // SAFETY: room for three bytes, the most a UCS-2 unit takes
+    (c & 0xF800 != 0xD800).then(|| unsafe { put_char(c, dst) })
 }
 
 fn ucs2(units: &[u16], out: &mut Vec<u8>) -> Result<(), NotEncodable> {
@@ -362,30 +403,42 @@ fn ucs2(units: &[u16], out: &mut Vec<u8>) -> Result<(), NotEncodable> {
 #[target_feature(enable = "avx2")]
 unsafe fn ucs2_avx2(units: &[u16], out: &mut Vec<u8>) -> Result<(), NotEncodable> {
     use std::arch::x86_64::*;
+    // Invariant: `out` holds the UTF-8 of the units before `i`, and has
+    // room for three bytes for each unit from `i`, and `SLACK`.
     let n = units.len();
     let mut i = 0;
     while i < n {
         let start = i;
-        let mut dst = out.as_mut_ptr().add(out.len());
+        // SAFETY: `out.len()` is within its allocation
+        let mut dst = unsafe { out.as_mut_ptr().add(out.len()) };
         while i + 32 <= n {
-            let src = units.as_ptr().add(i).cast::<__m256i>();
-            let (a, b) = (_mm256_loadu_si256(src), _mm256_loadu_si256(src.add(1)));
+            // SAFETY: 32 units from `i` (checked above)
+            let (a, b) = unsafe {
+                let src = units.as_ptr().add(i).cast::<__m256i>();
+                (_mm256_loadu_si256(src), _mm256_loadu_si256(src.add(1)))
+            };
             if _mm256_testz_si256(_mm256_or_si256(a, b), _mm256_set1_epi16(0xFF80u16 as i16)) == 0 {
                 break;
             }
             // (the pack interleaves the halves of `a` and `b`: 64-bit
             // quarters 0, 2, 1, 3 put them back in order)
             let packed = _mm256_permute4x64_epi64::<0b11_01_10_00>(_mm256_packus_epi16(a, b));
-            _mm256_storeu_si256(dst.cast(), packed);
-            dst = dst.add(32);
+            // SAFETY: room for 32 bytes at `dst` (the invariant)
+            unsafe {
+                _mm256_storeu_si256(dst.cast(), packed);
+                dst = dst.add(32);
+            }
             i += 32;
         }
-        out.set_len(out.len() + (i - start));
+        // SAFETY: the ASCII units from `start` were written as one byte each
+        unsafe { out.set_len(out.len() + (i - start)) };
         if i == n {
             break;
         }
         let end = (i + 32).min(n);
-        convert(&units[i..end], out, |u, dst| ucs2_one(u, dst)).map_err(|e| NotEncodable { index: i + e.index })?;
+        // SAFETY: room as the invariant says
+        unsafe { convert(&units[i..end], out, |u, dst| ucs2_one(u, dst)) }
+            .map_err(|e| NotEncodable { index: i + e.index })?;
         i = end;
     }
     Ok(())
@@ -394,7 +447,8 @@ unsafe fn ucs2_avx2(units: &[u16], out: &mut Vec<u8>) -> Result<(), NotEncodable
 /// Whether the CPU has what `ucs2_avx512` needs (std caches the answer).
 #[cfg(target_arch = "x86_64")]
 fn has_avx512_compress() -> bool {
-    std::is_x86_feature_detected!("avx512f")
+    crate::simd::allows(crate::simd::Level::Avx512)
+        && std::is_x86_feature_detected!("avx512f")
         && std::is_x86_feature_detected!("avx512bw")
         && std::is_x86_feature_detected!("avx512vbmi2")
         && std::is_x86_feature_detected!("bmi2")
@@ -418,16 +472,25 @@ fn has_avx512_compress() -> bool {
 #[target_feature(enable = "avx512f,avx512bw,avx512vbmi2,bmi2,popcnt")]
 unsafe fn ucs2_avx512(units: &[u16], out: &mut Vec<u8>) -> Result<(), NotEncodable> {
     use std::arch::x86_64::*;
+    // Invariant: `dst` is `base` plus the UTF-8 of the units before `i`;
+    // the caller's room (three bytes a unit, and `SLACK`) covers a block's
+    // 64-byte store from `dst`, since 32 units before the end of the units
+    // leave at least 96 bytes.
     let n = units.len();
     let mut i = 0;
-    let base = out.as_mut_ptr().add(out.len());
+    // SAFETY: `out.len()` is within its allocation
+    let base = unsafe { out.as_mut_ptr().add(out.len()) };
     let mut dst = base;
     let set = _mm512_set1_epi32;
     while i + 32 <= n {
-        let v = _mm512_loadu_si512(units.as_ptr().add(i).cast());
+        // SAFETY: 32 units from `i` (checked above)
+        let v = unsafe { _mm512_loadu_si512(units.as_ptr().add(i).cast()) };
         if _mm512_test_epi16_mask(v, _mm512_set1_epi16(0xFF80u16 as i16)) == 0 {
-            _mm256_storeu_si256(dst.cast(), _mm512_cvtepi16_epi8(v));
-            dst = dst.add(32);
+            // SAFETY: room for 32 bytes (the invariant)
+            unsafe {
+                _mm256_storeu_si256(dst.cast(), _mm512_cvtepi16_epi8(v));
+                dst = dst.add(32);
+            }
             i += 32;
             continue;
         }
@@ -459,14 +522,21 @@ unsafe fn ucs2_avx512(units: &[u16], out: &mut Vec<u8>) -> Result<(), NotEncodab
             let keep = 0x1111_1111_1111_1111u64
                 | _pdep_u64(two as u64, 0x2222_2222_2222_2222)
                 | _pdep_u64(three as u64, 0x4444_4444_4444_4444);
-            _mm512_storeu_si512(dst.cast(), _mm512_maskz_compress_epi8(keep, w));
-            dst = dst.add(keep.count_ones() as usize);
+            // SAFETY: room for 64 bytes (the invariant); the bytes kept
+            // are this half's UTF-8
+            unsafe {
+                _mm512_storeu_si512(dst.cast(), _mm512_maskz_compress_epi8(keep, w));
+                dst = dst.add(keep.count_ones() as usize);
+            }
         }
         i += 32;
     }
-    out.set_len(out.len() + dst.offset_from(base) as usize);
+    // SAFETY: the bytes from `base` to `dst` were written above, as UTF-8
+    unsafe { out.set_len(out.len() + dst.offset_from(base) as usize) };
     if i < n {
-        convert(&units[i..], out, |u, dst| ucs2_one(u, dst)).map_err(|e| NotEncodable { index: i + e.index })?;
+        // SAFETY: room as the invariant says
+        unsafe { convert(&units[i..], out, |u, dst| ucs2_one(u, dst)) }
+            .map_err(|e| NotEncodable { index: i + e.index })?;
     }
     Ok(())
 }

@@ -32,11 +32,13 @@ pub(crate) enum Simd {
 }
 
 impl Simd {
-    /// The best this CPU has.
+    /// The best this CPU has, within the level in force (`crate::simd`).
     pub fn detect() -> Simd {
         #[cfg(target_arch = "x86_64")]
         {
-            if std::is_x86_feature_detected!("avx512bw")
+            let level = crate::simd::level();
+            if level >= crate::simd::Level::Avx512
+                && std::is_x86_feature_detected!("avx512bw")
                 && std::is_x86_feature_detected!("avx512vbmi")
                 && std::is_x86_feature_detected!("bmi1")
                 && std::is_x86_feature_detected!("bmi2")
@@ -45,7 +47,7 @@ impl Simd {
             {
                 return Simd::Avx512;
             }
-            if std::is_x86_feature_detected!("avx2") {
+            if level >= crate::simd::Level::Avx2 && std::is_x86_feature_detected!("avx2") {
                 return Simd::Avx2;
             }
         }

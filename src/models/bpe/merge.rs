@@ -668,9 +668,12 @@ impl RankVec<16> for Ranks {
         // SAFETY: SSE2 is part of x86-64.
         unsafe {
             #[inline(always)]
-            unsafe fn min(x: __m128i, y: __m128i) -> __m128i {
-                let gt = _mm_cmpgt_epi32(x, y);
-                _mm_or_si128(_mm_and_si128(gt, y), _mm_andnot_si128(gt, x))
+            fn min(x: __m128i, y: __m128i) -> __m128i {
+                // SAFETY: SSE2 is part of x86-64.
+                unsafe {
+                    let gt = _mm_cmpgt_epi32(x, y);
+                    _mm_or_si128(_mm_and_si128(gt, y), _mm_andnot_si128(gt, x))
+                }
             }
             let [a, b, c, d] = self.v;
             let m = min(min(a, b), min(c, d));
@@ -1012,7 +1015,7 @@ macro_rules! wide_lanes_for {
         ) -> bool {
             #[cfg(target_arch = "x86_64")]
             if crate::has_avx2() {
-                if std::is_x86_feature_detected!("avx512f") {
+                if crate::simd::allows(crate::simd::Level::Avx512) && std::is_x86_feature_detected!("avx512f") {
                     // SAFETY: AVX-512F and AVX2 are there.
                     unsafe { $avx512(count, piece, byte_ids, table, merges, ids, counts, whole_absent) };
                     return true;
@@ -1137,7 +1140,10 @@ pub fn across_applies(merges: &PairTable) -> bool {
 fn across_lanes() -> bool {
     #[cfg(target_arch = "x86_64")]
     {
-        std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("avx512dq") && crate::has_avx2()
+        crate::simd::allows(crate::simd::Level::Avx512)
+            && std::is_x86_feature_detected!("avx512f")
+            && std::is_x86_feature_detected!("avx512dq")
+            && crate::has_avx2()
     }
     #[cfg(not(target_arch = "x86_64"))]
     false
@@ -1178,6 +1184,34 @@ struct Group {
     count: usize,
 }
 
+/// Sixteen 32-bit lanes from a row (`merge_bytes_across`'s rows and lane
+/// arrays): a reference to sixteen four-byte values is 64 readable bytes.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn load16<T: Lane32>(row: &[T; ACROSS]) -> std::arch::x86_64::__m512i {
+    // SAFETY: 64 bytes readable at `row` (`Lane32` types are four bytes)
+    unsafe { std::arch::x86_64::_mm512_loadu_si512(row.as_ptr().cast()) }
+}
+
+/// Sixteen 32-bit lanes into a row.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+#[target_feature(enable = "avx512f")]
+fn store16<T: Lane32>(row: &mut [T; ACROSS], v: std::arch::x86_64::__m512i) {
+    // SAFETY: 64 bytes writable at `row`; any bits are a valid `Lane32`
+    unsafe { std::arch::x86_64::_mm512_storeu_si512(row.as_mut_ptr().cast(), v) }
+}
+
+/// Four-byte plain integers: any 32 bits are one.
+trait Lane32: Copy {}
+impl Lane32 for u32 {}
+impl Lane32 for i32 {}
+
+/// The AVX-512 body of `merge_bytes_across`.
+///
+/// # Safety
+/// The CPU has AVX2, AVX-512F and DQ; `merges` is a pair table by id.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,avx512f,avx512dq")]
 #[allow(clippy::too_many_arguments)]
@@ -1250,7 +1284,7 @@ unsafe fn merge_bytes_across_avx512<'a>(
             }
         }
         g.rows = len.iter().copied().max().unwrap_or(0) as usize;
-        g.len = _mm512_loadu_si512(len.as_ptr().cast());
+        g.len = load16(&len);
         // (no merge made pairs to put in the rows)
         (g.active, g.left) = (0, 0);
         true
@@ -1280,7 +1314,7 @@ unsafe fn merge_bytes_across_avx512<'a>(
         groups += 1;
     }
     // SAFETY: the first `groups` were written just above
-    let all = std::slice::from_raw_parts_mut(store.as_mut_ptr().cast::<Group>(), groups);
+    let all = unsafe { std::slice::from_raw_parts_mut(store.as_mut_ptr().cast::<Group>(), groups) };
     let mut busy = groups;
     let mut done = [false; GROUPS];
     while busy > 0 {
@@ -1291,30 +1325,34 @@ unsafe fn merge_bytes_across_avx512<'a>(
             // the ranks of the pairs the last step made
             let join = |lo: __m256i, hi: __m256i| _mm512_inserti64x4::<1>(_mm512_castsi256_si512(lo), hi);
             let (rank_left, rank_right) = if g.active != 0 {
-                (
-                    join(
-                        ranks_at(slots, g.keys[0], g.homes[0], table_mask, g.look_left as u8, merges),
-                        ranks_at(
-                            slots,
-                            g.keys[1],
-                            g.homes[1],
-                            table_mask,
-                            (g.look_left >> 8) as u8,
-                            merges,
+                // SAFETY: `slots` are the pair table's, and `table_mask`
+                // keeps every home within it
+                unsafe {
+                    (
+                        join(
+                            ranks_at(slots, g.keys[0], g.homes[0], table_mask, g.look_left as u8, merges),
+                            ranks_at(
+                                slots,
+                                g.keys[1],
+                                g.homes[1],
+                                table_mask,
+                                (g.look_left >> 8) as u8,
+                                merges,
+                            ),
                         ),
-                    ),
-                    join(
-                        ranks_at(slots, g.keys[2], g.homes[2], table_mask, g.look_right as u8, merges),
-                        ranks_at(
-                            slots,
-                            g.keys[3],
-                            g.homes[3],
-                            table_mask,
-                            (g.look_right >> 8) as u8,
-                            merges,
+                        join(
+                            ranks_at(slots, g.keys[2], g.homes[2], table_mask, g.look_right as u8, merges),
+                            ranks_at(
+                                slots,
+                                g.keys[3],
+                                g.homes[3],
+                                table_mask,
+                                (g.look_right >> 8) as u8,
+                                merges,
+                            ),
                         ),
-                    ),
-                )
+                    )
+                }
             } else {
                 (no_merge, no_merge)
             };
@@ -1327,15 +1365,14 @@ unsafe fn merge_bytes_across_avx512<'a>(
             let mut best = no_merge;
             for p in 0..rows {
                 let at = _mm512_set1_epi32(p as i32);
-                let row = g.s.rank[p].as_mut_ptr().cast();
-                let rank = _mm512_load_si512(row);
+                let rank = load16(&g.s.rank[p]);
                 let rank = _mm512_mask_mov_epi32(
                     rank,
                     _mm512_mask_cmpeq_epi32_mask(last_left, last, _mm512_add_epi32(at, one)),
                     rank_left,
                 );
                 let rank = _mm512_mask_mov_epi32(rank, _mm512_mask_cmpeq_epi32_mask(last_active, last, at), rank_right);
-                _mm512_store_si512(row, rank);
+                store16(&mut g.s.rank[p], rank);
                 best = _mm512_min_epi32(best, rank);
             }
             let active = _mm512_cmpneq_epi32_mask(best, no_merge);
@@ -1343,7 +1380,7 @@ unsafe fn merge_bytes_across_avx512<'a>(
             if active == 0 {
                 // the tokens out, the rows back to padding, the next pieces
                 let mut n = [0u32; ACROSS];
-                _mm512_storeu_si512(n.as_mut_ptr().cast(), g.len);
+                store16(&mut n, g.len);
                 let mut longest = 0;
                 for (l, (&k, &n)) in g.members.iter().zip(&n).take(g.count).enumerate() {
                     let k = k as usize;
@@ -1365,7 +1402,7 @@ unsafe fn merge_bytes_across_avx512<'a>(
             }
             let mut pos = _mm512_setzero_si512();
             for p in (0..rows).rev() {
-                let here = _mm512_cmpeq_epi32_mask(_mm512_load_si512(g.s.rank[p].as_ptr().cast()), best);
+                let here = _mm512_cmpeq_epi32_mask(load16(&g.s.rank[p]), best);
                 pos = _mm512_mask_mov_epi32(pos, here, _mm512_set1_epi32(p as i32));
             }
             // merge: the merged token (its rank) at `pos`, the rows after
@@ -1377,23 +1414,23 @@ unsafe fn merge_bytes_across_avx512<'a>(
                 let at = _mm512_set1_epi32(p as i32);
                 let eq = _mm512_mask_cmpeq_epi32_mask(active, pos, at);
                 let after = _mm512_mask_cmplt_epi32_mask(active, pos, at);
-                let sym = _mm512_load_si512(g.s.syms[p].as_ptr().cast());
+                let sym = load16(&g.s.syms[p]);
                 a = _mm512_mask_mov_epi32(
                     a,
                     _mm512_mask_cmpeq_epi32_mask(active, pos, _mm512_add_epi32(at, one)),
                     sym,
                 );
                 let sym = _mm512_mask_mov_epi32(sym, eq, best);
-                let sym = _mm512_mask_mov_epi32(sym, after, _mm512_load_si512(g.s.syms[p + 1].as_ptr().cast()));
-                _mm512_store_si512(g.s.syms[p].as_mut_ptr().cast(), sym);
+                let sym = _mm512_mask_mov_epi32(sym, after, load16(&g.s.syms[p + 1]));
+                store16(&mut g.s.syms[p], sym);
                 b = _mm512_mask_mov_epi32(
                     b,
                     _mm512_mask_cmpeq_epi32_mask(active, _mm512_add_epi32(pos, one), at),
                     sym,
                 );
-                let rank = _mm512_load_si512(g.s.rank[p].as_ptr().cast());
-                let rank = _mm512_mask_mov_epi32(rank, after, _mm512_load_si512(g.s.rank[p + 1].as_ptr().cast()));
-                _mm512_store_si512(g.s.rank[p].as_mut_ptr().cast(), rank);
+                let rank = load16(&g.s.rank[p]);
+                let rank = _mm512_mask_mov_epi32(rank, after, load16(&g.s.rank[p + 1]));
+                store16(&mut g.s.rank[p], rank);
             }
             let len = _mm512_mask_sub_epi32(g.len, active, g.len, one);
             g.len = len;
@@ -1445,7 +1482,8 @@ unsafe fn merge_bytes_across_avx512<'a>(
                 let home = _mm512_and_si512(_mm512_srl_epi64(_mm512_mullo_epi64(g.keys[i], k), shift), table_mask);
                 g.homes[i] = home;
                 let line = _mm512_maskz_slli_epi64(looks[i], home, 3);
-                _mm512_storeu_si512(lines[8 * i..].as_mut_ptr().cast(), _mm512_add_epi64(line, base));
+                // SAFETY: eight u64 from `8 * i` (i < 4) in `lines`
+                unsafe { _mm512_storeu_si512(lines[8 * i..].as_mut_ptr().cast(), _mm512_add_epi64(line, base)) };
             }
             for &line in &lines {
                 _mm_prefetch::<_MM_HINT_T0>(line as *const i8);
@@ -1458,6 +1496,10 @@ unsafe fn merge_bytes_across_avx512<'a>(
 /// from gathers of the two slots `rank_at` reads; `NO_MERGE` in lanes
 /// outside `mask` and for pairs that do not merge. Pairs further from
 /// home than two slots (rare) are looked up one by one.
+///
+/// # Safety
+/// `slots` are `merges`' slots, and every home masked by `table_mask` is
+/// one of them.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,avx512f,avx512dq")]
 #[inline]
@@ -1475,8 +1517,14 @@ unsafe fn ranks_at(
     }
     let next = _mm512_and_si512(_mm512_add_epi64(home, _mm512_set1_epi64(1)), table_mask);
     let empty = _mm512_set1_epi64(EMPTY as i64);
-    let s0 = _mm512_mask_i64gather_epi64::<8>(empty, mask, home, slots);
-    let s1 = _mm512_mask_i64gather_epi64::<8>(empty, mask, next, slots);
+    // SAFETY: `home` and `next` are within the table (`table_mask`), whose
+    // slots are at `slots` (the caller's promise)
+    let (s0, s1) = unsafe {
+        (
+            _mm512_mask_i64gather_epi64::<8>(empty, mask, home, slots),
+            _mm512_mask_i64gather_epi64::<8>(empty, mask, next, slots),
+        )
+    };
     let key_mask = _mm512_set1_epi64(KEY_MASK as i64);
     let hit0 = _mm512_cmpeq_epi64_mask(_mm512_and_si512(s0, key_mask), key);
     let hit1 = _mm512_cmpeq_epi64_mask(_mm512_and_si512(s1, key_mask), key);
@@ -1487,16 +1535,20 @@ unsafe fn ranks_at(
     if far != 0 {
         let mut r = [0i64; 8];
         let (mut k, mut t) = ([0u64; 8], [0u64; 8]);
-        _mm512_storeu_si512(r.as_mut_ptr().cast(), rank);
-        _mm512_storeu_si512(k.as_mut_ptr().cast(), key);
-        _mm512_storeu_si512(t.as_mut_ptr().cast(), home);
+        // SAFETY: each array is 64 writable bytes
+        unsafe {
+            _mm512_storeu_si512(r.as_mut_ptr().cast(), rank);
+            _mm512_storeu_si512(k.as_mut_ptr().cast(), key);
+            _mm512_storeu_si512(t.as_mut_ptr().cast(), home);
+        }
         let mut bits = far;
         while bits != 0 {
             let i = bits.trailing_zeros() as usize;
             r[i] = merges.rank_far(k[i], t[i] as usize).0 as i64;
             bits &= bits - 1;
         }
-        rank = _mm512_loadu_si512(r.as_ptr().cast());
+        // SAFETY: `r` is 64 readable bytes
+        rank = unsafe { _mm512_loadu_si512(r.as_ptr().cast()) };
     }
     _mm512_cvtepi64_epi32(rank)
 }

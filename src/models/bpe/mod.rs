@@ -1522,9 +1522,10 @@ impl Bpe {
         out.reserve(most);
         let dst = out.as_mut_ptr();
         let mut k = first;
-        // SAFETY (both): `src` has 8 ids readable past `len` (the padding,
-        // or the rest of its array); `dst` has room for `most` ids past
-        // `first`, more than all ids written plus 32.
+        // `src` has 8 ids readable past `len` (the padding, or the rest of
+        // its array); `dst` has room for `most` ids past `first`, more than
+        // all ids written plus 32.
+        // SAFETY: as just said, for every call below
         let copy = |k: &mut usize, src: *const u32, len: usize| unsafe {
             let mut j = 0;
             while j < len {
