@@ -9,6 +9,8 @@ tiktoken in the same process as a yardstick:
 
     python benchmarks/abi3.py --wheel dist/tokensmith-*-abi3-*.whl
     python benchmarks/abi3.py            # builds the abi3 wheel first (maturin)
+    python benchmarks/abi3.py --wheel dist/tokensmith-*-abi3-*.whl \\
+        --json benchmarks/results/abi3.json      # also the README's table
 
 The installed tokensmith (``pip install -e .``) is the version-specific build;
 the wheel goes into a temporary virtual environment that sees this
@@ -99,10 +101,27 @@ def _abi3_wheel(into: Path) -> Path:
     return next(into.glob("tokensmith-*abi3*.whl"))
 
 
+def write_json(path: str, full: dict[str, object], abi3: dict[str, object], repeat: int) -> None:
+    """The table of ``benchmarks/README.md`` as a results file (see ``render.py``)."""
+    from _results import command_line, write_results
+
+    rows = []
+    for key, (f_ts, _) in full.items():  # type: ignore[misc]
+        a_ts = abi3[key][0]  # type: ignore[index]
+        digits = 2 if "µs" in key else 0
+        label = key.replace("(µs)", "(µs per call)")
+        rows.append([label, f"{f_ts:.{digits}f}", f"{a_ts:.{digits}f}", f"{a_ts / f_ts:.2f}"])
+    columns = ["input", *({"name": n, "align": "right"} for n in ("full ABI", "abi3", "abi3/full"))]
+    write_results(path, "abi3.py", command_line("abi3.py"), columns, rows,
+                  f"cl100k_base, best of {repeat}, MB/s.")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--wheel", type=Path, help="the abi3 wheel (default: build it)")
     parser.add_argument("--repeat", type=int, default=5, help="best of N (default 5)")
+    parser.add_argument("--json", metavar="PATH",
+                        help="also write the table as a results file (benchmarks/render.py)")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
@@ -128,6 +147,8 @@ def main() -> int:
         unit = "" if "µs" in key else " MB/s"
         print(f"{key:<26}{f_ts:>10.2f}{a_ts:>10.2f}{a_ts / f_ts:>10.2f}x   "
               f"tiktoken {f_tt:.2f} / {a_tt:.2f}{unit}")
+    if args.json:
+        write_json(args.json, full, abi3, args.repeat)
     return 0
 
 

@@ -10,6 +10,7 @@ lines) and on the 13-language parallel sentences of
     python benchmarks/compare.py --markdown           # the tables of benchmarks/README.md
     python benchmarks/compare.py --html report.html   # plus the HTML report with plots
     python benchmarks/compare.py --max-bytes 200000   # a quicker run
+    python benchmarks/compare.py --json benchmarks/results/compare.json   # the README's table
 
 The same comparison from the command line::
 
@@ -60,7 +61,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="bytes read from each corpus file (default 1,000,000)")
     parser.add_argument("--markdown", action="store_true", help="print Markdown tables")
     parser.add_argument("--html", metavar="PATH", help="also write the HTML report")
-    parser.add_argument("--json", metavar="PATH", help="also write the JSON results")
+    parser.add_argument("--save", metavar="PATH",
+                        help="also write the whole comparison as JSON (Comparison.to_json)")
+    parser.add_argument("--json", metavar="PATH",
+                        help="also write the cost table as a results file (benchmarks/render.py)")
     args = parser.parse_args(argv)
 
     from tokensmith.compare import compare
@@ -95,9 +99,34 @@ def main(argv: list[str] | None = None) -> int:
     if args.html:
         print(f"\nwrote {comp.save_html(args.html, title='GPT-2, BERT, T5, cl100k, o200k')}",
               file=sys.stderr)
+    if args.save:
+        Path(args.save).write_text(comp.to_json(), encoding="utf-8")
     if args.json:
-        Path(args.json).write_text(comp.to_json(), encoding="utf-8")
+        write_json(args.json, comp, argv)
     return 0
+
+
+COLUMNS = ["tokenizer", {"name": "text", "align": "right"}] + [
+    {"name": name, "format": fmt} for name, fmt in (
+        ("tokens", "{:,}"), ("bytes/tok", "{:,.2f}"), ("chars/tok", "{:,.2f}"),
+        ("tok/1k chars", "{:,.1f}"), ("docs", "{:,}"), ("mean len", "{:,.1f}"),
+        ("p95 len", "{:,}"), ("max len", "{:,}"))]
+
+
+def write_json(path: str, comp, argv: list[str] | None) -> None:  # type: ignore[no-untyped-def]
+    """The cost table of ``benchmarks/README.md`` as a results file (see ``render.py``)."""
+    from _results import command_line, write_results
+
+    rows = []
+    for name in comp.names:
+        for text, e in comp.results.get(name, {}).items():
+            if e.compression is None or e.lengths is None:
+                continue
+            k, n = e.compression, e.lengths
+            rows.append([name, text, k.tokens, k.bytes_per_token, k.chars_per_token,
+                         k.tokens_per_1k_chars, n.documents, n.mean, n.p95, n.max])
+    write_results(path, "compare.py", command_line("compare.py", argv), COLUMNS, rows,
+                  "Token counts, which the load does not change; lengths are tokens per document.")
 
 
 if __name__ == "__main__":

@@ -24,6 +24,7 @@ with the bytes rather than with the pieces.
     python benchmarks/count_scaling.py --sizes 0.3 1 3
     python benchmarks/count_scaling.py --sizes 0.3 --only tokensmith tokenizers
     python benchmarks/count_scaling.py --sizes 0.3 1 3 --same-words --only tokensmith
+    python benchmarks/count_scaling.py --sizes 0.3 1 3 --json benchmarks/results/count_scaling.json
 """
 
 from __future__ import annotations
@@ -41,6 +42,14 @@ CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 VOCAB = 32_000
 CONTENDERS = ("tokensmith", "tokensmith-limit", "tokensmith-ray", "tokenizers",
               "sentencepiece", "rustbpe")
+# the contenders as the README's table names them
+NAMES = {"tokensmith": "tokensmith", "tokensmith-limit": "tokensmith, `memory_limit` ¼",
+         "tokensmith-ray": "tokensmith, local Ray", "tokenizers": "`tokenizers`",
+         "sentencepiece": "`sentencepiece` (1M-line sample)", "rustbpe": "`rustbpe`"}
+COLUMNS = [{"name": "size", "format": "{:.2f} GB", "group": True}, "contender",
+           *({"name": n, "format": "{:,.0f}"} for n in ("seconds", "GB/hour", "counting MB",
+                                                          "merging MB", "peak MB")),
+           {"name": "distinct", "format": "{:,}"}]
 
 CHILD = r"""
 import json, sys, time
@@ -168,6 +177,26 @@ def _mb(r: dict, key: str) -> str:
     return f"{r[key] / 1e6:>9,.0f}" if key in r else f"{'-':>9}"
 
 
+def table_row(gb: float, name: str, r: dict) -> list[str | float | None]:
+    """A row of the README's table (``write_results``)."""
+    mb = {k: r[k] / 1e6 if k in r else None for k in ("count_peak", "merge_peak", "peak")}
+    return [gb, NAMES[name], r["seconds"], gb / r["seconds"] * 3600, mb["count_peak"],
+            mb["merge_peak"], mb["peak"], r.get("distinct")]
+
+
+def write_json(path: str, rows: list[list[str | float | None]], failed: list[str],
+               same_words: bool) -> None:
+    """The table of ``benchmarks/README.md`` as a results file (see ``render.py``)."""
+    from _results import command_line, write_results
+
+    notes = f"Vocabulary {VOCAB:,}, byte-level BPE, the GPT-4 pattern."
+    if same_words:
+        notes += " Every copy the same text (`--same-words`)."
+    if failed:
+        notes += f" Failed: {', '.join(failed)}."
+    write_results(path, "count_scaling.py", command_line("count_scaling.py"), COLUMNS, rows, notes)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sizes", type=float, nargs="+", default=[0.3, 1.0, 3.0])
@@ -175,12 +204,16 @@ def main() -> int:
     ap.add_argument("--keep", metavar="FOLDER", help="build the corpora here and keep them")
     ap.add_argument("--same-words", action="store_true",
                     help="every copy the same text: distinct pieces fixed as the size grows")
+    ap.add_argument("--json", metavar="PATH",
+                    help="also write the table as a results file (benchmarks/render.py)")
     args = ap.parse_args()
     load = os.getloadavg()[0]
     print(f"machine: {os.cpu_count()} cores, load {load:.1f} at the start; vocabulary "
           f"{VOCAB:,}, byte-level BPE, GPT-4 pattern")
     print(f"{'size':>5} {'contender':17} {'seconds':>8} {'GB/hour':>8} {'count MB':>9} "
           f"{'merge MB':>9} {'peak MB':>8} {'distinct':>10}")
+    rows: list[list[str | float | None]] = []
+    failed: list[str] = []
     with tempfile.TemporaryDirectory(dir=args.keep) as d:
         folder = Path(d)
         for size in args.sizes:
@@ -193,13 +226,17 @@ def main() -> int:
                     limit = r["count_peak"] // 4
                 if "error" in r:
                     print(f"{gb:>5.2f} {name:17} failed: {r['error'][:80]}")
+                    failed.append(f"{name} at {gb:.2f} GB")
                     continue
+                rows.append(table_row(gb, name, r))
                 print(f"{gb:>5.2f} {name:17} {r['seconds']:>8,.0f} "
                       f"{gb / r['seconds'] * 3600:>8,.1f} {_mb(r, 'count_peak')} "
                       f"{_mb(r, 'merge_peak')} {r['peak'] / 1e6:>8,.0f} "
                       f"{r.get('distinct', '-'):>10}", flush=True)
             path.unlink()
     print(f"load at the end {os.getloadavg()[0]:.1f} ({time.strftime('%Y-%m-%d %H:%M')})")
+    if args.json:
+        write_json(args.json, rows, failed, args.same_words)
     return 0
 
 

@@ -8,7 +8,8 @@ with tokensmith's ratio to the fastest exact peer and to tiktoken::
 
     python benchmarks/encode.py                      # everything, best of 3
     python benchmarks/encode.py --quick              # small inputs, a smoke run
-    python benchmarks/encode.py --only tokensmith,tiktoken,gigatoken --json
+    python benchmarks/encode.py --only tokensmith,tiktoken,gigatoken --raw-json
+    python benchmarks/encode.py --json benchmarks/results/encode.json   # also the README's table
 
 Every library runs in its own child process (this script in a hidden
 ``--worker`` mode), so thread settings are fixed before the library is
@@ -1024,6 +1025,36 @@ def render(report: dict) -> str:
     return "\n".join(out)
 
 
+def _readme_cell(report: dict, enc: str, task: str) -> str:
+    """tokensmith's MB/s on one input, with its ratio to the fastest exact peer."""
+    r = report["results"][enc].get(TOKENSMITH, {}).get("results", {}).get(task)
+    if not r or "mb_s" not in r:
+        return "error" if r else "-"
+    peer = report["summary"][enc].get(task, {}).get("fastest_exact_peer")
+    return f"{r['mb_s']:.1f}" + (f" ({peer['ratio']:.2f}x {peer['library']})" if peer else "")
+
+
+def write_json(path: str, report: dict, argv: list[str] | None) -> None:
+    """The table of ``benchmarks/README.md`` as a results file (see ``render.py``):
+    tokensmith's MB/s and its ratio to the fastest exact peer, per encoding and input."""
+    from _results import command_line, write_results
+
+    s = report["settings"]
+    inputs = {"single": f"{s['sizes']['doc_bytes'] / 1e6:g} MB, single-threaded",
+              "batch": f"{s['sizes']['doc_min'] // 1024}-{s['sizes']['doc_max'] // 1024} KB "
+                       "docs, 2 threads"}
+    columns = ["encoding", "input", *({"name": c, "align": "right"} for c in s["corpora"])]
+    rows = [[enc, inputs[kind], *(_readme_cell(report, enc, f"{kind}:{c}") for c in s["corpora"])]
+            for enc in s["encodings"] for kind in ("single", "batch") if kind in s["measure"]]
+    others = s["other_processes_cpus"]
+    load = f"{s['load_average_before']:.2f} before the run" + (
+        f"; other processes {others:.2f} CPUs" if others is not None else "")
+    build = s["tokensmith_build"]
+    notes = (f"{build[:1].upper()}{build[1:]}; best of {s['repeat']}, tokensmith's MB/s (in "
+             "brackets: its ratio to the fastest exact peer).")
+    write_results(path, "encode.py", command_line("encode.py", argv), columns, rows, notes, load)
+
+
 # --------------------------------------------------------------------------- main
 
 
@@ -1048,7 +1079,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=60.0, metavar="S",
                         help="seconds allowed per call before it is reported as a timeout "
                         "(default 60)")
-    parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
+    parser.add_argument("--raw-json", action="store_true",
+                        help="print the whole report as JSON instead of the tables")
+    parser.add_argument("--json", metavar="PATH",
+                        help="also write the README's table as a results file "
+                        "(benchmarks/render.py)")
     parser.add_argument("--save", type=Path, metavar="PATH",
                         help="also write the JSON report to PATH")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
@@ -1193,10 +1228,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.save:
         args.save.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n",
                              encoding="utf-8")
-    if args.json:
+    if args.raw_json:
         print(json.dumps(report, indent=2, ensure_ascii=False))
     else:
         print(render(report))
+    if args.json:
+        write_json(args.json, report, argv)
     return 0
 
 

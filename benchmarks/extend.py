@@ -3,6 +3,7 @@ and compare with the other ways of getting there.
 
     python benchmarks/extend.py                      # N = 5,000 and 20,000
     python benchmarks/extend.py --sizes 5000 --quick # one size, fewer rows
+    python benchmarks/extend.py --json benchmarks/results/extend.json
 
 `zh.txt` from ../shared/corpus/ is cut at the line break nearest 90%: the
 first part is the new text, the rest is held out. For each base tokenizer and
@@ -189,6 +190,8 @@ def main() -> None:
     ap.add_argument("--bases", nargs="+", choices=sorted(BASES), default=["llama2", "cl100k"])
     ap.add_argument("--quick", action="store_true", help="leave out the from-scratch peers")
     ap.add_argument("--save", metavar="JSON", help="also write the figures as JSON")
+    ap.add_argument("--json", metavar="PATH",
+                    help="also write the table as a results file (benchmarks/render.py)")
     args = ap.parse_args()
     missing = [p for p in [CORPUS / "zh.txt", CORPUS / "en.txt", CORPUS / "gutenberg",
                            *BASES.values()]
@@ -201,6 +204,7 @@ def main() -> None:
           f"Python {platform.python_version()}; 1-minute load average before the run: "
           f"{os.getloadavg()[0]:.2f}")
     results: list[dict] = []
+    before_of: dict[str, float] = {}
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         held, _, english = prepare(work)
@@ -210,6 +214,7 @@ def main() -> None:
         for name in args.bases:
             base = ts.load(str(BASES[name]))
             before = len(base.encode(held, disallowed_special=())) / len(held)
+            before_of[name] = before
             print(f"\n=== {name} ({base.vocab_size:,} ids): held-out Chinese "
                   f"{before:.3f} tokens/char before ===")
             print(f"{'N':>6}  {'method':<46} {'new':>6} {'tok/char':>8} {'vs base':>7} "
@@ -226,6 +231,40 @@ def main() -> None:
           "en changed: share of English documents whose ids differ from the base's")
     if args.save:
         Path(args.save).write_text(json.dumps(results, indent=1), encoding="utf-8")
+    if args.json:
+        write_json(args.json, results, before_of)
+
+
+# bases and methods as the README's table names them
+BASE_NAMES = {"llama2": "Llama-2", "cl100k": "cl100k"}
+METHOD_NAMES = {
+    "tokensmith extend": "extend",
+    "tokensmith extend, English protected": "extend, English protected",
+    "tokensmith extend, protected, scripts=Han": "extend, protected, scripts=Han",
+    "Chinese-LLaMA recipe (sentencepiece + merge)": "Chinese-LLaMA recipe",
+    "from scratch: tokensmith sentencepiece-bpe": "from scratch (tokensmith SP-BPE)",
+    "from scratch: tokensmith byte-level BPE": "from scratch (tokensmith)",
+    "from scratch: tokenizers BpeTrainer": "from scratch (`tokenizers`)",
+}
+COLUMNS = [{"name": "base", "group": True}, {"name": "N", "format": "{:,}", "group": True},
+           "method", {"name": "new", "format": "{:,}"}, {"name": "tokens/char", "format": "{:.3f}"},
+           {"name": "vs base", "format": "{:.2f}x"},
+           {"name": "English changed", "format": "{:.1%}"}, {"name": "s", "format": "{:.1f}"},
+           {"name": "peak MB", "format": "{:,.0f}"}]
+
+
+def write_json(path: str, results: list[dict], before: dict[str, float]) -> None:
+    """The table of ``benchmarks/README.md`` as a results file (see ``render.py``)."""
+    from _results import command_line, write_results
+
+    rows = []
+    for r in results:
+        base = f"{BASE_NAMES[r['base']]} ({before[r['base']]:.3f} before)"
+        measured = [r["new_tokens"], r["per_char"], r["per_char"] / before[r["base"]],
+                    r["changed"]] if "per_char" in r else [None] * 4
+        rows.append([base, r["n"], METHOD_NAMES.get(r["method"], r["method"]), *measured,
+                     r["seconds"], r["rss_mb"]])
+    write_results(path, "extend.py", command_line("extend.py"), COLUMNS, rows, "One run a row.")
 
 
 def _line(row: dict, before: float) -> str:

@@ -11,6 +11,7 @@ whole line at a time. Run it from anywhere::
 
     python benchmarks/long_lines.py                 # 100 MB, every family
     python benchmarks/long_lines.py --mb 200 --families unigram
+    python benchmarks/long_lines.py --mb 40 --json benchmarks/results/long_lines.json
 """
 
 from __future__ import annotations
@@ -28,6 +29,9 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CORPUS = REPO_ROOT.parent / "shared" / "corpus" / "en.txt"
 FAMILIES = ("bpe", "wordpiece", "unigram", "sentencepiece-bpe")
 PEER = {"bpe": "BpeTrainer", "wordpiece": "WordPieceTrainer", "unigram": "UnigramTrainer"}
+# the families as the README's table names them
+FAMILY_NAMES = {"bpe": "byte-level BPE", "wordpiece": "WordPiece", "unigram": "Unigram",
+                "sentencepiece-bpe": "SentencePiece BPE"}
 
 
 def _peak_rss() -> int:
@@ -91,6 +95,23 @@ def _files(folder: Path, corpus: Path, n_bytes: int) -> tuple[Path, Path]:
     return one, many
 
 
+def _table_cell(r: dict[str, float]) -> str:
+    return f"{r['peak'] / 2**20:,.0f} MB, {r['seconds']:.1f} s"
+
+
+def write_json(path: str, rows: list[tuple[str, str, dict[str, dict[str, float]]]],
+               args: argparse.Namespace) -> None:
+    """The table of ``benchmarks/README.md`` as a results file (see ``render.py``)."""
+    from _results import command_line, write_results
+
+    columns = ["family", "library", {"name": "one line", "align": "right"},
+               {"name": "lines", "align": "right"}, {"name": "ratio", "format": "{:#.3g}"}]
+    table = [[FAMILY_NAMES[family], library, _table_cell(res["one"]), _table_cell(res["many"]),
+              res["one"]["peak"] / res["many"]["peak"]] for family, library, res in rows]
+    notes = f"{args.mb} MB of `{args.corpus.name}`, vocabulary {args.vocab_size:,}."
+    write_results(path, "long_lines.py", command_line("long_lines.py"), columns, table, notes)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--worker", help=argparse.SUPPRESS)
@@ -99,12 +120,15 @@ def main() -> None:
     parser.add_argument("--families", nargs="*", default=list(FAMILIES), choices=FAMILIES)
     parser.add_argument("--vocab-size", type=int, default=8000)
     parser.add_argument("--no-peer", action="store_true", help="tokensmith only")
+    parser.add_argument("--json", metavar="PATH",
+                        help="also write the table as a results file (benchmarks/render.py)")
     args = parser.parse_args()
     if args.worker:
         _worker(json.loads(args.worker))
         return
     print(f"corpus: {args.corpus.name} repeated to {args.mb} MB; vocab {args.vocab_size}")
     print(f"{'family':<18} {'library':<11} {'one line':>18} {'lines':>18} {'memory ratio':>13}")
+    measured: list[tuple[str, str, dict[str, dict[str, float]]]] = []
     with tempfile.TemporaryDirectory() as tmp:
         one, many = _files(Path(tmp), args.corpus, args.mb << 20)
         for family in args.families:
@@ -118,6 +142,7 @@ def main() -> None:
                 cell = {k: f"{v['peak'] / 2**20:,.0f} MB {v['seconds']:6.1f} s"
                         for k, v in res.items()}
                 ratio = res["one"]["peak"] / res["many"]["peak"]
+                measured.append((family, library, res))
                 print(f"{family:<18} {library:<11} {cell['one']:>18} {cell['many']:>18} "
                       f"{ratio:>12.2f}x", flush=True)
         base = _run({"path": str(many), "family": "bpe", "library": "none", "vocab_size": 0})
@@ -127,6 +152,8 @@ def main() -> None:
               f"distinct pieces, {count['peak'] / 2**20:,.0f} MB peak "
               f"({base['peak'] / 2**20:,.0f} MB for Python and tokensmith): "
               f"{per:,.0f} bytes per distinct piece")
+    if args.json:
+        write_json(args.json, measured, args)
 
 
 if __name__ == "__main__":

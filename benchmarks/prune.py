@@ -21,6 +21,7 @@ last ``--held-mb`` MB of the same file, cut into documents at blank lines):
     python benchmarks/prune.py
     python benchmarks/prune.py --mb 2 --en /path/to/en.txt
     python benchmarks/prune.py --keep-ids      # ids kept in place instead
+    python benchmarks/prune.py --json benchmarks/results/prune.json
 
 Timing varies with the machine's load, printed first.
 """
@@ -67,6 +68,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--keep-ids", action="store_true",
                     help="keep ids in place (removed ones become unused special tokens)")
     ap.add_argument("--seed", type=int, default=0, help="seed of the random embeddings")
+    ap.add_argument("--json", metavar="PATH",
+                    help="also write the table as a results file (benchmarks/render.py)")
     args = ap.parse_args(argv)
 
     import numpy as np
@@ -155,7 +158,22 @@ def main(argv: list[str] | None = None) -> int:
           f"{new_emb.shape[0]:,} x {new_emb.shape[1]} from {old_emb.shape[0]:,} x 64; "
           f"{emb_docs:,} documents ({emb_tokens:,} tokens) with only kept tokens: "
           f"old vectors == new vectors in {emb_docs - emb_bad:,}, differ in {emb_bad}")
+    if args.json:
+        write_json(args.json, argv, (r.old_tokens, r.new_tokens), (bpt_old, bpt_new),
+                   f"{exact:,} of the {only_kept:,} held-out documents that use only kept "
+                   f"tokens map id for id; the prune takes {r.seconds:.2f} s.")
     return 0 if mismatched == 0 and emb_bad == 0 else 1
+
+
+def write_json(path: str, argv: list[str] | None, tokens: tuple[int, int],
+               bytes_per_token: tuple[float, float], notes: str) -> None:
+    """The table of ``benchmarks/README.md`` as a results file (see ``render.py``)."""
+    from _results import command_line, write_results
+
+    columns = ["", {"name": "cl100k_base", "format": "{:,}"}, {"name": "pruned", "format": "{:,}"}]
+    rows = [["tokens in the vocabulary", *tokens],
+            ["held-out bytes/token", *(round(x, 3) for x in bytes_per_token)]]
+    write_results(path, "prune.py", command_line("prune.py", argv), columns, rows, notes)
 
 
 if __name__ == "__main__":

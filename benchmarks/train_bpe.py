@@ -8,7 +8,7 @@ special token), each in its own fresh Python process so that peak memory
 
     python benchmarks/train_bpe.py
     python benchmarks/train_bpe.py --threads 2 --repeat 3
-    python benchmarks/train_bpe.py --holdout --json
+    python benchmarks/train_bpe.py --holdout --repeat 3 --json benchmarks/results/train_bpe.json
 
 See ``benchmarks/README.md`` for what is measured.
 """
@@ -26,6 +26,7 @@ import time
 from pathlib import Path
 
 LIBRARIES = ("tokensmith", "tokenizers")
+NAMES = {"tokensmith": "tokensmith", "tokenizers": "`tokenizers`"}  # as the README's table has them
 SPECIAL = "<|endoftext|>"
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CORPUS = REPO_ROOT.parent / "shared" / "corpus" / "en.txt"
@@ -223,6 +224,20 @@ def render(report: dict) -> str:
     return "\n".join(lines)
 
 
+def write_json(path: str, report: dict, argv: list[str] | None) -> None:
+    """The table of ``benchmarks/README.md`` as a results file (see ``render.py``)."""
+    from _results import command_line, write_results
+
+    s = report["settings"]
+    measured = "held-out bytes/token" if s["holdout"] else "bytes/token (trained on)"
+    columns = ["library", {"name": "train s", "format": "{:.2f}"},
+               {"name": "peak MB", "format": "{:,.0f}"}, {"name": measured, "format": "{:.2f}"}]
+    rows = [[NAMES[lib], r["train_s"], r["peak_rss_kib"] / 1024, r["bytes_per_token"]]
+            for lib, r in report["results"].items()]
+    notes = f"Best of {s['repeat']}." if s["repeat"] > 1 else "One run."
+    write_results(path, "train_bpe.py", command_line("train_bpe.py", argv), columns, rows, notes)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description="Train byte-level BPE with tokensmith and with Hugging Face tokenizers "
@@ -245,7 +260,10 @@ def main(argv: list[str] | None = None) -> int:
         "--holdout", action="store_true",
         help="train on the first 90%% of each file and measure bytes/token on the last 10%%",
     )
-    parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
+    parser.add_argument("--json", metavar="PATH",
+                        help="also write the table as a results file (benchmarks/render.py)")
+    parser.add_argument("--raw-json", action="store_true",
+                        help="print the whole report as JSON instead of the table")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
 
@@ -277,7 +295,7 @@ def main(argv: list[str] | None = None) -> int:
         threads = int(env["RAYON_NUM_THREADS"])
 
     load_before = os.getloadavg()[0]
-    if load_before >= 0.5 and not args.json:
+    if load_before >= 0.5 and not args.raw_json:
         print(
             f"note: 1-minute load average is {load_before:.2f}: other processes are using the "
             f"CPU, timings may be noisy" + (" (try --repeat 3)" if args.repeat < 3 else ""),
@@ -293,7 +311,7 @@ def main(argv: list[str] | None = None) -> int:
                     "library": lib, "files": train_files, "vocab_size": args.vocab_size,
                     "sample": str(sample), "dump_vocab": i == 0, "regex": CL100K,
                 }
-                if not args.json:
+                if not args.raw_json:
                     print(f"run {i + 1}/{args.repeat}: training {lib} …", file=sys.stderr)
                 runs[lib].append(run_worker(spec, env))
         sample_bytes = sample.stat().st_size
@@ -328,10 +346,12 @@ def main(argv: list[str] | None = None) -> int:
         },
         "shared_vocab": len(vocabs["tokensmith"] & vocabs["tokenizers"]),
     }
-    if args.json:
+    if args.raw_json:
         print(json.dumps(report, indent=2))
     else:
         print(render(report))
+    if args.json:
+        write_json(args.json, report, argv)
     return 0
 
 

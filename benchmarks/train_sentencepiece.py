@@ -3,6 +3,7 @@ on the same data and settings, and compare time, memory and compression.
 
     python benchmarks/train_sentencepiece.py                 # en.txt and zh.txt, 8k and 32k
     python benchmarks/train_sentencepiece.py --corpus zh --vocab 8000 --models unigram
+    python benchmarks/train_sentencepiece.py --json benchmarks/results/train_sentencepiece.json
 
 Each corpus from ../shared/corpus/ is split by line: every tenth line is held
 out, the rest is the training file. Both libraries read that file with the
@@ -94,7 +95,9 @@ def main() -> None:
     ap.add_argument("--coverage", type=float, default=0.9995)
     ap.add_argument("--limit-mb", type=float, default=None,
                     help="train on the first N MB only (quick runs)")
-    ap.add_argument("--json", metavar="FILE", help="also write the results as JSON")
+    ap.add_argument("--json", metavar="PATH",
+                    help="also write the table as a results file (benchmarks/render.py)")
+    ap.add_argument("--save", metavar="FILE", help="also write every measurement as JSON")
     args = ap.parse_args()
 
     rows = []
@@ -128,8 +131,39 @@ def main() -> None:
                     rows.append(row)
                     print_row(row)
                     sys.stdout.flush()
+    if args.save:
+        Path(args.save).write_text(json.dumps(rows, indent=2))
     if args.json:
-        Path(args.json).write_text(json.dumps(rows, indent=2))
+        write_json(args.json, rows)
+
+
+COLUMNS = ["corpus", "model", {"name": "vocab", "format": "{:,}"},
+           {"name": "tokensmith s", "format": "{:.1f}"}, {"name": "spm s", "format": "{:.1f}"},
+           {"name": "speed-up", "format": "{:.1f}x"}, {"name": "ts MB", "format": "{:,.0f}"},
+           {"name": "spm MB", "format": "{:,.0f}"}, {"name": "ts B/tok", "format": "{:.3f}"},
+           {"name": "spm B/tok", "format": "{:.3f}"}, {"name": "ts/spm", "format": "{:.3f}"}]
+
+
+def write_json(path: str, rows: list[dict]) -> None:
+    """The table of ``benchmarks/README.md`` as a results file (see ``render.py``)."""
+    from importlib.metadata import version
+
+    from _results import command_line, write_results
+
+    table, failed = [], []
+    for row in rows:
+        a, b = row["tokensmith"], row["sentencepiece"]
+        if "error" in a or "error" in b:
+            failed.append(f"{row['corpus']} {row['model']} {row['vocab']:,}")
+            continue
+        table.append([row["corpus"], row["model"], row["vocab"], a["seconds"], b["seconds"],
+                      b["seconds"] / a["seconds"], a["rss_mb"], b["rss_mb"], a["bpt"], b["bpt"],
+                      a["bpt"] / b["bpt"]])
+    notes = f"`sentencepiece` {version('sentencepiece')}, one run."
+    if failed:
+        notes += f" Failed: {', '.join(failed)}."
+    write_results(path, "train_sentencepiece.py", command_line("train_sentencepiece.py"), COLUMNS,
+                  table, notes)
 
 
 HEADER_PRINTED = False

@@ -9,7 +9,8 @@ vocabulary size, ``min_frequency`` and alphabet limit, each in a fresh process s
 that peak memory is its own; then each encodes the held-out text::
 
     python benchmarks/train_wordpiece.py                    # en, code, zh at 32,000
-    python benchmarks/train_wordpiece.py --corpus en --vocab-size 8000 --json
+    python benchmarks/train_wordpiece.py --corpus en --vocab-size 8000 --raw-json
+    python benchmarks/train_wordpiece.py --json benchmarks/results/train_wordpiece.json
 
 Printed per corpus: training time, peak memory (``VmHWM``), held-out bytes
 per token (more is better) and the share of unknown tokens.
@@ -30,6 +31,8 @@ CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 FILES = {"en": "en.txt", "code": "code.txt", "zh": "zh.txt"}
 SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 RUNNERS = ("tokensmith", "tokensmith frequency", "tokensmith ratio", "tokenizers")
+# the runners as the README's table names them
+NAMES = {"tokensmith": "tokensmith (likelihood)", "tokenizers": "`tokenizers`"}
 
 
 def _train(runner: str, path: str, vocab: int, min_frequency: int):  # type: ignore[no-untyped-def]
@@ -82,12 +85,29 @@ def _split(text: str) -> tuple[str, str]:
     return text[:cut], text[cut:]
 
 
+def write_json(path: str, results: dict[str, dict[str, dict]],  # type: ignore[type-arg]
+               args: argparse.Namespace) -> None:
+    """The table of ``benchmarks/README.md`` as a results file (see ``render.py``)."""
+    from _results import command_line, write_results
+
+    columns = ["corpus", "trainer", {"name": "bytes/token", "format": "{:.3f}"},
+               {"name": "train s", "format": "{:.1f}"}, {"name": "peak MB", "format": "{:,.0f}"}]
+    rows = [[name, NAMES.get(runner, runner), r["bytes_per_token"], r["seconds"], r["rss_mb"]]
+            for name, per in results.items() for runner, r in per.items()]
+    notes = f"Vocabulary {args.vocab_size:,}, `min_frequency` {args.min_frequency}."
+    write_results(path, "train_wordpiece.py", command_line("train_wordpiece.py"), columns, rows,
+                  notes)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpus", nargs="+", choices=list(FILES), default=list(FILES))
     parser.add_argument("--vocab-size", type=int, default=32_000)
     parser.add_argument("--min-frequency", type=int, default=2)
-    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--json", metavar="PATH",
+                        help="also write the table as a results file (benchmarks/render.py)")
+    parser.add_argument("--raw-json", action="store_true",
+                        help="print every measurement as JSON instead of the table")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
@@ -113,6 +133,8 @@ def main() -> int:
                                      capture_output=True, text=True, check=True)
                 results[name][runner] = json.loads(out.stdout.splitlines()[-1])
     if args.json:
+        write_json(args.json, results, args)
+    if args.raw_json:
         print(json.dumps(results, indent=2))
         return 0
     print(f"vocab_size {args.vocab_size:,}, min_frequency {args.min_frequency}, "
