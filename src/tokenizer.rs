@@ -336,11 +336,10 @@ impl Tokenizer {
         // ids only, nothing to normalize: the fast path of `encode_normalized`
         // on the text itself, not a copy
         if sink.offsets.is_none() && self.normalizer.is_none() && !self.added.has_normalized() {
-            if let (Some(scanner), ModelKind::Bpe(bpe)) =
-                (self.pre_tokenizer.as_ref().and_then(|p| p.scanner()), &self.model)
-            {
-                bpe.encode_scanned(scanner, text, sink.ids);
-                return Ok(());
+            if let Some(scanner) = self.pre_tokenizer.as_ref().and_then(|p| p.scanner()) {
+                if self.model.encode_scanned(scanner, text, sink.ids) {
+                    return Ok(());
+                }
             }
         }
         let mut ns = NormalizedString::new(text, start);
@@ -370,11 +369,10 @@ impl Tokenizer {
         // Fast path: ids only, a known split pattern and a BPE model: the
         // scanner hands each piece straight to the model.
         if sink.offsets.is_none() {
-            if let (Some(scanner), ModelKind::Bpe(bpe)) =
-                (self.pre_tokenizer.as_ref().and_then(|p| p.scanner()), &self.model)
-            {
-                bpe.encode_scanned(scanner, &ns.text, sink.ids);
-                return Ok(());
+            if let Some(scanner) = self.pre_tokenizer.as_ref().and_then(|p| p.scanner()) {
+                if self.model.encode_scanned(scanner, &ns.text, sink.ids) {
+                    return Ok(());
+                }
             }
         }
         let mut pt = PreTokenizedString::new(ns);

@@ -601,6 +601,7 @@ mod tests {
     fn ucs2_each(u: &[u16]) -> Vec<(&'static str, Result<String, NotEncodable>)> {
         type Way = fn(&[u16], &mut Vec<u8>) -> Result<(), NotEncodable>;
         // SAFETY: (each) room for three bytes a unit and `SLACK`, below
+        #[cfg_attr(not(target_arch = "x86_64"), allow(unused_mut))]
         let mut ways: Vec<(&'static str, Way)> =
             vec![("four at a time", |u, v| unsafe { convert(u, v, |x, d| ucs2_one(x, d)) })];
         #[cfg(target_arch = "x86_64")]

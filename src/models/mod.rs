@@ -120,6 +120,13 @@ pub trait Model: Send + Sync {
     fn surface_token(&self, _id: u32) -> bool {
         false
     }
+    /// Encode a whole text that `scanner` splits into pieces, ids only, if
+    /// the model has its own encoder for that (the fast path: each piece
+    /// goes straight to the model's caches); false, and nothing written,
+    /// if not: the pipeline then pre-tokenizes and calls `encode_piece`.
+    fn encode_scanned(&self, _scanner: &crate::scanner::Scanner, _text: &str, _out: &mut Vec<u32>) -> bool {
+        false
+    }
 }
 
 /// The registry of models, named as in `tokenizer.json`.
@@ -208,6 +215,16 @@ impl Model for ModelKind {
             ModelKind::Unigram(m) => m.encode_piece(piece, out),
             ModelKind::WordLevel(m) => m.encode_piece(piece, out),
             ModelKind::SentencePieceBpe(m) => m.encode_piece(piece, out),
+        }
+    }
+    #[inline]
+    fn encode_scanned(&self, scanner: &crate::scanner::Scanner, text: &str, out: &mut Vec<u32>) -> bool {
+        match self {
+            ModelKind::Bpe(m) => m.encode_scanned(scanner, text, out),
+            ModelKind::WordPiece(m) => m.encode_scanned(scanner, text, out),
+            ModelKind::Unigram(m) => m.encode_scanned(scanner, text, out),
+            ModelKind::WordLevel(m) => m.encode_scanned(scanner, text, out),
+            ModelKind::SentencePieceBpe(m) => m.encode_scanned(scanner, text, out),
         }
     }
     fn id_to_bytes(&self, id: u32) -> Option<&[u8]> {

@@ -20,6 +20,7 @@ pub(super) const WIDTH: usize = 64;
 
 /// The vector instructions `Window::at` uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))] // (x86-64 levels)
 pub(crate) enum Simd {
     /// SSE2 (every x86-64 CPU), or plain code elsewhere
     Sse2,
@@ -156,6 +157,7 @@ impl Window {
 
     /// `one` and `two` from the letters after each apostrophe of `quote`
     /// (within the window).
+    #[cfg(target_arch = "x86_64")]
     #[inline(always)]
     fn contractions(&mut self, block: &[u8; WIDTH]) {
         let mut q = self.quote;
