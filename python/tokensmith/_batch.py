@@ -23,7 +23,7 @@ Padding = bool | Literal["longest", "max_length", "do_not_pad"]
 PAD_NAMES = ("[PAD]", "<pad>", "<|pad|>", "<PAD>", "<|padding|>")
 
 
-class BatchEncoding(dict):  # type: ignore[type-arg]
+class BatchEncoding(dict[str, Any]):
     """The model inputs: ``input_ids``, ``attention_mask`` and, for pairs (or when
     asked), ``token_type_ids``; also readable as attributes (``enc.input_ids``)."""
 
@@ -120,8 +120,7 @@ def _row(tok: Tokenizer, a: str, b: str | None, *, add: bool, limit: int | None,
             raise ConfigError(f"max_length={limit} leaves no room beside the {added} special "
                               f"token(s) the tokenizer adds")
         n1, n2 = _truncate(n1, n2, limit - added)
-    ids: list[int] = []
-    types: list[int] = []
+    ids, types = [], []
     for kind, value, type_id in layout:
         part = ([value] if kind == "special" else ea.ids[:n1] if kind == "A"
                 else eb.ids[:n2] if eb is not None and n2 is not None else [])
@@ -149,7 +148,7 @@ def call(
 ) -> BatchEncoding:
     """See :meth:`tokensmith.Tokenizer.__call__`."""
     single = isinstance(text, str)
-    texts = [text] if single else list(text)  # type: ignore[list-item]
+    texts = [text] if isinstance(text, str) else list(text)
     if text_pair is None:
         pairs: list[str | None] = [None] * len(texts)
     else:
@@ -169,8 +168,9 @@ def call(
     rows = [_row(tok, a, b, add=add_special_tokens, limit=max_length if truncate else None,
                  policy=policy) for a, b in zip(texts, pairs, strict=True)]
     masks = [[1] * len(r.ids) for r in rows]
-    mode = {True: "longest", False: "do_not_pad"}.get(padding, padding)  # type: ignore[call-overload]
-    if mode not in ("longest", "max_length", "do_not_pad"):
+    modes: dict[object, str] = {True: "longest", False: "do_not_pad"}
+    mode = modes.get(padding, padding)
+    if not isinstance(mode, str) or mode not in ("longest", "max_length", "do_not_pad"):
         raise ConfigError(f"padding={padding!r}: use True ('longest'), 'max_length' or False")
     if mode != "do_not_pad" or return_tensors == "np":
         _pad(tok, rows, masks, mode, max_length, pad_to_multiple_of, padding_side, pad_token,

@@ -53,7 +53,7 @@ Exit status: 0 compatible, 1 an invariant is broken, 2 a usage error.
 
 
 def _error(message: str) -> Exception:
-    from .cli import CommandError
+    from ._cli_common import CommandError
 
     return CommandError(message)
 
@@ -95,7 +95,7 @@ def _parallel(paths: list[str] | None) -> dict[str, list[str]] | None:
 
 def cmd_check(args: argparse.Namespace) -> int:
     """Run ``tokensmith check``; returns the exit status."""
-    from . import load
+    from ._loading import load
     from .surgery.check import check_compatible
 
     if args.max_vocab is not None and args.max_vocab <= 0:

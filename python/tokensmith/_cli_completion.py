@@ -49,15 +49,13 @@ def zsh_script(parser: argparse.ArgumentParser) -> str:
             "autoload -U +X bashcompinit && bashcompinit\n" + bash_script(parser))
 
 
-def cmd_completion(args: argparse.Namespace) -> int:
-    from .cli import build_parser
-
-    parser = build_parser()
+def cmd_completion(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     print(bash_script(parser) if args.shell == "bash" else zsh_script(parser), end="")
     return 0
 
 
-def add_command(sub: Any, formatter: Any) -> None:
+def add_command(sub: Any, formatter: Any, parser: argparse.ArgumentParser) -> None:
+    """Add ``completion`` to ``sub``, the commands of ``parser`` (complete when it runs)."""
     p = sub.add_parser(
         "completion", help="print a shell completion script (bash, zsh)",
         description="Print a completion script for the tokensmith command. Add "
@@ -66,4 +64,4 @@ def add_command(sub: Any, formatter: Any) -> None:
         formatter_class=formatter,
     )
     p.add_argument("shell", choices=("bash", "zsh"))
-    p.set_defaults(func=cmd_completion)
+    p.set_defaults(func=lambda args: cmd_completion(args, parser))

@@ -55,7 +55,7 @@ examples:
 
 
 def _error(message: str) -> Exception:
-    from .cli import CommandError
+    from ._cli_common import CommandError
 
     return CommandError(message)
 
@@ -116,7 +116,7 @@ def _inputs(args: argparse.Namespace) -> dict[str, Any]:
         content = _read(args.terms, None, warnings)
         if content is not None:
             terms = content.splitlines()
-    parallel = None
+    parallel: dict[str, list[str]] | None = None
     if args.parallel:
         pfiles = list(dict.fromkeys(args.parallel))
         parallel = {}
@@ -216,7 +216,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
 
 def cmd_diagnose(args: argparse.Namespace) -> int:
-    from . import load
+    from ._loading import load
     from .diagnostics import diagnose
     from .evaluate import split_documents, tokenizer_name
 
@@ -250,7 +250,7 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
 
 
 def _try_load(source: str, warnings: list[str]) -> Any:
-    from . import load
+    from ._loading import load
     from .errors import TokenizerError
 
     try:

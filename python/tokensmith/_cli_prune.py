@@ -39,7 +39,7 @@ id_map.resize_embeddings(matrix) cut an embedding matrix to match.
 
 
 def _error(message: str) -> Exception:
-    from .cli import CommandError
+    from ._cli_common import CommandError
 
     return CommandError(message)
 
@@ -84,7 +84,8 @@ def _load_hint(tok: Any, out: Path, keep_ids: bool) -> str:
 
 
 def cmd_prune(args: argparse.Namespace) -> int:
-    from . import load, pretrained
+    from . import pretrained
+    from ._loading import load
     from .surgery._base import origin
     from .surgery.prune import _prune
 

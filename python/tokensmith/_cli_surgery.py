@@ -57,7 +57,7 @@ examples:
 
 
 def _error(message: str) -> Exception:
-    from .cli import CommandError
+    from ._cli_common import CommandError
 
     return CommandError(message)
 
@@ -103,7 +103,7 @@ def _texts(paths: list[str] | None) -> list[str] | None:
 
 
 def cmd_add_tokens(args: argparse.Namespace) -> int:
-    from . import load
+    from ._loading import load
     from .surgery import add_tokens
 
     tok = load(args.tokenizer)
@@ -113,7 +113,7 @@ def cmd_add_tokens(args: argparse.Namespace) -> int:
 
 
 def cmd_extend(args: argparse.Namespace) -> int:
-    from . import load
+    from ._loading import load
     from .surgery import extend
 
     missing = [f for f in args.text if not any(ch in f for ch in "*?[") and not Path(f).exists()]
@@ -130,7 +130,7 @@ def cmd_extend(args: argparse.Namespace) -> int:
 
 
 def cmd_merge(args: argparse.Namespace) -> int:
-    from . import load
+    from ._loading import load
     from .surgery import merge
 
     base, donor = load(args.tokenizer), load(args.donor)
@@ -139,7 +139,7 @@ def cmd_merge(args: argparse.Namespace) -> int:
 
 
 def cmd_resize(args: argparse.Namespace) -> int:
-    from . import load
+    from ._loading import load
     from .surgery import resize
 
     tok = load(args.tokenizer)

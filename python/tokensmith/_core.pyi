@@ -1,17 +1,25 @@
 # Types of the Rust core (src/python.rs). `python -m mypy.stubtest tokensmith._core`
-# checks them against the built extension (tests/test_core_stubs.py).
-from collections.abc import Callable
+# checks them against the built extension (tests/test_core_stubs.py, .ci/run), and
+# `python -m mypy` checks the package against them. (A build with the `abi3` feature
+# has no IdBuffer: `encode_flat` and `encode_batch_flat` give bytes there.)
+import sys
+from collections.abc import Callable, Collection
 from typing import Any, Literal, final
 
 __all__ = ["Tokenizer", "FastEncode", "IdBuffer", "TrainedBpe", "WordCounter", "check_regex",
            "read_counts_header",
            "_unigram_seed", "_unigram_e_step", "_unigram_m_step", "_unigram_prune",
-           "bytes_to_unicode", "after_fork", "default_threads", "_panic_for_test"]
+           "bytes_to_unicode", "after_fork", "default_threads", "_panic_for_test",
+           "simd_level", "set_simd_level"]
 
 # which special tokens' text is the special token: all, none, or these ids
 _Allowed = Literal["all", "none"] | list[int]
 # a training callback: (event kind, its data); raising interrupts the training
 _Callback = Callable[[str, tuple[Any, ...]], object]
+# `allowed_special` / `disallowed_special` of the Python `Tokenizer.encode`
+_SpecialSet = Literal["all"] | Collection[str]
+# the SIMD levels of the kernels (`TOKENSMITH_SIMD`)
+_SimdLevel = Literal["scalar", "avx2", "avx512"]
 
 @final
 class Tokenizer:
@@ -43,7 +51,7 @@ class Tokenizer:
     def encode_full(
         self, text: str, pair: str | None, allowed: _Allowed, permitted: _Allowed | None = None,
         add_special_tokens: bool = True,
-    ) -> tuple[list[int], list[int], list[tuple[int, int]], list[int], list[str]]: ...
+    ) -> tuple[list[int], list[int], list[tuple[int, int]], bytes, list[str]]: ...
     def decode(self, ids: list[int], skip_special_tokens: bool = False) -> str: ...
     def decode_batch(self, batch: list[list[int]],
                      skip_special_tokens: bool = False) -> list[str]: ...
@@ -65,14 +73,17 @@ class Tokenizer:
 class FastEncode:
     def __new__(cls, core: Tokenizer, has_specials: bool, encode: Callable[..., list[int]],
                 count: Callable[..., int]) -> FastEncode: ...
-    def encode(self, text: str, *, allowed_special: Any = ..., disallowed_special: Any = ...,
+    def encode(self, text: str, *, allowed_special: _SpecialSet = (),
+               disallowed_special: _SpecialSet = "all",
                add_special_tokens: bool = True) -> list[int]: ...
-    def count(self, text: str, *, allowed_special: Any = ..., disallowed_special: Any = ...,
-              add_special_tokens: bool = True) -> int: ...
+    def count(self, text: str, *, allowed_special: _SpecialSet = (),
+              disallowed_special: _SpecialSet = "all", add_special_tokens: bool = True) -> int: ...
 
 @final
 class IdBuffer:
     """Token ids as a read-only buffer of little-endian uint32 (``numpy.frombuffer``)."""
+    if sys.version_info >= (3, 12):
+        def __buffer__(self, flags: int, /) -> memoryview: ...
 
 @final
 class TrainedBpe:
@@ -140,6 +151,9 @@ def read_counts_header(path: str) -> str: ...
 def bytes_to_unicode(b: bytes) -> str: ...
 def after_fork() -> None: ...
 def default_threads() -> int: ...
+def simd_level() -> _SimdLevel: ...
+# (a level's name in any case; None: the CPU's best) -> the level before
+def set_simd_level(level: str | None) -> _SimdLevel: ...
 def _panic_for_test(message: str) -> None: ...
 def _unigram_seed(words: list[tuple[str, int]], coverage: float, max_len: int,
                   seed_size: int) -> list[tuple[str, float]]: ...

@@ -1,4 +1,6 @@
-"""A small progress bar with an ETA, written to stderr."""
+"""What training reports: a small progress bar with an ETA (written to stderr), the
+trace lines of BPE merges and Unigram EM steps, and :class:`TrainingEvents`, which
+routes a trainer's events to them and to the user's callback."""
 
 from __future__ import annotations
 
@@ -13,6 +15,22 @@ def _fmt_time(s: float) -> str:
     if s >= 3600:
         return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
     return f"{s // 60}:{s % 60:02d}"
+
+
+def format_merge(index: int, left: bytes, right: bytes, new_id: int, count: int) -> str:
+    """One line of the training trace: ``merge 0: (b' ', b't') -> 256 ' t' (count 50)``."""
+    raw = left + right
+    try:
+        merged = repr(raw.decode("utf-8"))
+    except UnicodeDecodeError:  # part of a multi-byte character: show the bytes
+        merged = repr(raw)
+    return f"merge {index}: ({left!r}, {right!r}) -> {new_id} {merged} (count {count})"
+
+
+def format_em_step(round_: int, sub: int, pieces: int, objective: float, tokens: int) -> str:
+    """One line of the Unigram training trace."""
+    return (f"EM round {round_} step {sub}: {pieces:,} pieces, "
+            f"-log p per word {objective:.4f}, {tokens:,} tokens")
 
 
 class Progress:
@@ -95,12 +113,8 @@ class TrainingEvents:
         if self.callback is not None:
             self.callback(kind, data)
         if kind == "merge" and self.verbose:
-            from .trainers import format_merge
-
             print(format_merge(*data), file=self.out)
         elif kind == "em" and self.verbose:
-            from ._train_sentencepiece import format_em_step
-
             print(format_em_step(*data), file=self.out)
         elif kind == "progress" and self.show_bar:
             done, total = data

@@ -58,7 +58,7 @@ def _connect(ray: Any, address: str | None) -> None:
 
 
 def _dump(counter: Any, components: dict[str, Any]) -> bytes:
-    from .counts import WordCounts
+    from ._word_counts import WordCounts
 
     with tempfile.TemporaryDirectory() as d:
         path = Path(d) / "part.counts"
@@ -67,7 +67,7 @@ def _dump(counter: Any, components: dict[str, Any]) -> bytes:
 
 
 def _load(data: bytes) -> Any:
-    from .counts import WordCounts
+    from ._word_counts import WordCounts
 
     with tempfile.TemporaryDirectory() as d:
         path = Path(d) / "part.counts"

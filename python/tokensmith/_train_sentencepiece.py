@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 from ._limits import check_token_list, check_vocab_size
 from ._line_sample import LineSample
-from ._progress import TrainingEvents
+from ._progress import TrainingEvents, format_em_step
 from .corpus import Files, count_corpus
 from .errors import ConfigError, VocabSizeError
 from .formats import sentencepiece as spm
@@ -30,12 +30,6 @@ if TYPE_CHECKING:
 __all__ = ["train_unigram", "train_sentencepiece_bpe", "format_em_step"]
 
 SPACE = "\u2581"
-
-
-def format_em_step(round_: int, sub: int, pieces: int, objective: float, tokens: int) -> str:
-    """One line of the Unigram training trace."""
-    return (f"EM round {round_} step {sub}: {pieces:,} pieces, "
-            f"-log p per word {objective:.4f}, {tokens:,} tokens")
 
 
 def _count(

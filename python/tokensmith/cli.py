@@ -17,9 +17,11 @@ import sys
 import traceback
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, NoReturn, TextIO
+from typing import Any, Literal, NoReturn, TextIO
 
-from . import __version__, patterns
+from . import patterns
+from ._cli_common import CommandError, _check_writable, _shown, _tokenizer_path
+from ._version import __version__
 from .errors import CorpusEncodingError, DisallowedSpecialTokenError, TokenizerError
 
 __all__ = ["main", "CommandError"]
@@ -31,10 +33,6 @@ EXIT_INTERRUPTED = 130
 EXIT_BROKEN_PIPE = 141
 
 _STDIN_BLOCK = 1 << 20
-
-
-class CommandError(Exception):
-    """A mistake in what the user gave the command line; printed without a traceback."""
 
 
 # ------------------------------------------------------------------ helpers
@@ -51,7 +49,7 @@ def _os_message(e: OSError) -> str:
 
 
 def _load(path: str) -> Any:
-    from . import load
+    from ._loading import load
 
     return load(path)
 
@@ -144,35 +142,6 @@ def _stdin_blocks(errors: str) -> Iterator[str]:
             return
 
 
-def _shown(path: Path) -> str:
-    """A path as the user would type it: relative ones get a leading ``./``."""
-    s = str(path)
-    return s if path.is_absolute() or s.startswith(".") else f".{os.sep}{s}"
-
-
-def _tokenizer_path(out: str) -> Path:
-    """``--out``: a ``.json`` file, or a folder that gets ``tokenizer.json``."""
-    p = Path(out)
-    if p.is_dir() or out.endswith(("/", os.sep)) or p.suffix.lower() != ".json":
-        return p / "tokenizer.json"
-    return p
-
-
-def _check_writable(target: Path) -> None:
-    """Fail before a long training run, not after it, when the output cannot be written."""
-    if target.is_dir():
-        raise CommandError(f"{target}: is a folder; give a .json path or a folder to write into")
-    parent = target.parent
-    while not parent.exists():
-        if parent == parent.parent:
-            break
-        parent = parent.parent
-    if parent.exists() and not parent.is_dir():
-        raise CommandError(f"cannot write {target}: {parent} is a file, not a folder")
-    if parent.is_dir() and not os.access(parent, os.W_OK):
-        raise CommandError(f"cannot write {target}: no permission to write in {parent}")
-
-
 def _special_policy(args: argparse.Namespace) -> dict[str, Any]:
     return {
         "allowed_special": "all" if args.allow_special else frozenset(),
@@ -190,7 +159,7 @@ def _cli_special_error(e: DisallowedSpecialTokenError) -> CommandError:
 def _display_options(args: argparse.Namespace, stream: TextIO) -> dict[str, Any]:
     from .display import pick_escapes, use_color
 
-    when = "never" if args.no_color else args.color
+    when: Literal["auto", "always", "never"] = "never" if args.no_color else args.color
     return {
         "color": use_color(stream, when),
         "escapes": args.escapes or pick_escapes(stream),
@@ -207,20 +176,21 @@ def _visible(data: bytes | str) -> str:
 def _fit(args: argparse.Namespace, files: list[str], texts: Any, **options: Any) -> Any:
     """Train on FILES (or on --counts); with --count-only, count FILES the way this
     training would, save the counts to -o and return None."""
-    import tokensmith as ts
+    from .counts import WordCounts, count
+    from .trainers import train
 
     if args.count_only:
         options.pop("vocab_size", None)
         bound = {"memory_limit": args.memory_limit} if args.memory_limit else {}
-        counts = ts.count(files or None, texts=texts, **bound, **options)
+        counts = count(files or None, texts=texts, **bound, **options)
         print(f"saved {_shown(counts.save(args.out))} ({len(counts):,} distinct pieces, "
               f"{counts.total:,} counted)")
         return None
     if args.counts:
-        parts = [ts.WordCounts.load(p) for p in args.counts]
-        return ts.train(counts=ts.WordCounts.merge(parts), **options)
+        parts = [WordCounts.load(p) for p in args.counts]
+        return train(counts=WordCounts.merge(parts), **options)
     bound = {"memory_limit": args.memory_limit} if args.memory_limit else {}
-    counts = ts.count(files or None, texts=texts, **bound, **options)
+    counts = count(files or None, texts=texts, **bound, **options)
     if args.keep_counts or counts.bytes_seen >= KEEP_COUNTS_BYTES:
         # (a long run keeps its counts, so that a failed or changed training need
         # not read the corpus again)
@@ -230,7 +200,7 @@ def _fit(args: argparse.Namespace, files: list[str], texts: Any, **options: Any)
               f"{_shown(path)}", file=sys.stderr)
     for name in ("input_sentence_size", "sample_bytes", "sample_seed"):
         options.pop(name, None)
-    return ts.train(counts=counts, **options)
+    return train(counts=counts, **options)
 
 
 #: A training run that counts this many bytes or more keeps its counts (``--keep-counts``
@@ -691,7 +661,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
 def cmd_demo(args: argparse.Namespace) -> int:
     from .demo import run_demo
 
-    when = "never" if args.no_color else args.color
+    when: Literal["auto", "always", "never"] = "never" if args.no_color else args.color
     run_demo(
         out=args.out,
         vocab_size=args.vocab_size,
@@ -1162,7 +1132,7 @@ def build_parser() -> argparse.ArgumentParser:
     # completion
     from ._cli_completion import add_command as add_completion_command
 
-    add_completion_command(sub, _Formatter)
+    add_completion_command(sub, _Formatter, parser)
     return parser
 
 

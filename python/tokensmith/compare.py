@@ -135,7 +135,7 @@ class Comparison:
 
     def to_html(self, *, title: str = "tokensmith comparison") -> str:
         """A self-contained HTML page (inline SVG plots, no scripts, no network)."""
-        from .report import render_comparison
+        from ._report import render_comparison
 
         return render_comparison(self, title=title)
 
@@ -143,7 +143,7 @@ class Comparison:
         self, path: str | os.PathLike[str], *, title: str = "tokensmith comparison"
     ) -> Path:
         """Write :meth:`to_html` to ``path`` (atomically) and return the path."""
-        from .report import write_atomic
+        from ._report import write_atomic
 
         return write_atomic(Path(path), self.to_html(title=title))
 
@@ -210,8 +210,8 @@ class Comparison:
             names = [n for n in self.names if n in self.terms]
             first = self.terms[names[0]]
             rows = []
-            for i, r in enumerate(first.terms):
-                row = [r.term]
+            for i, term in enumerate(first.terms):
+                row = [term.term]
                 for n in names:
                     t = self.terms[n].terms[i]
                     row.append(f"{t.tokens} {bracketed(t.pieces)}" + (" unk" if t.unknown else ""))
@@ -420,7 +420,7 @@ def compare(
             loaded.append((name, source))
             continue
         try:
-            from . import load
+            from ._loading import load
 
             loaded.append((name, load(source)))
         except (TokenizerError, OSError) as e:
@@ -522,7 +522,7 @@ def compare(
     return result
 
 
-BASELINES = {"word": "spaces", "char": "characters"}
+BASELINES: dict[str, Literal["spaces", "characters"]] = {"word": "spaces", "char": "characters"}
 
 
 def _baselines(kinds: list[str], texts: Mapping[str, list[str]], vocab_size: int,
@@ -539,7 +539,7 @@ def _baselines(kinds: list[str], texts: Mapping[str, list[str]], vocab_size: int
     if not docs:
         warnings.append("baselines: no text to build them from; left out")
         return []
-    return [(f"{kind}-level", train_wordlevel(texts=docs, split=BASELINES[kind],  # type: ignore[arg-type]
+    return [(f"{kind}-level", train_wordlevel(texts=docs, split=BASELINES[kind],
                                               vocab_size=max(vocab_size, 2)))
             for kind in dict.fromkeys(kinds)]
 

@@ -35,7 +35,7 @@ import tempfile
 import unicodedata
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from .errors import TokenizerError, UnsupportedComponentError
 
@@ -171,9 +171,8 @@ def check_equivalent(
     Special-token text is encoded as the special token (``allowed_special="all"``).
     """
     texts = list(texts)
-    kw = dict(allowed_special="all", add_special_tokens=add_special_tokens)
-    ids_a = a.encode_batch(texts, **kw)  # type: ignore[arg-type]
-    ids_b = b.encode_batch(texts, **kw)  # type: ignore[arg-type]
+    ids_a = a.encode_batch(texts, allowed_special="all", add_special_tokens=add_special_tokens)
+    ids_b = b.encode_batch(texts, allowed_special="all", add_special_tokens=add_special_tokens)
     for index, (text, x, y) in enumerate(zip(texts, ids_a, ids_b, strict=True)):
         if x != y:
             pos = _first_difference(x, y)
@@ -237,7 +236,7 @@ def _check_vocabularies(a: Tokenizer, b: Tokenizer) -> None:
 # --------------------------------------------------------------- convert
 def _format_of(dst: Path, explicit: str | None) -> Format:
     if explicit is not None:
-        aliases = {"json": "tokenizer.json", "tokenizer.json": "tokenizer.json",
+        aliases: dict[str, Format] = {"json": "tokenizer.json", "tokenizer.json": "tokenizer.json",
                    "tiktoken": "tiktoken", "vocab.json": "vocab.json",
                    "vocab_merges": "vocab.json", "gpt2": "vocab.json", "model": "model",
                    "sentencepiece": "model", ".model": "model", "vocab.txt": "vocab.txt",
@@ -247,7 +246,7 @@ def _format_of(dst: Path, explicit: str | None) -> Format:
                 f"unknown format {explicit!r}; use 'tokenizer.json', 'tiktoken', 'vocab.json', "
                 f"'model' (SentencePiece) or 'vocab.txt' (BERT WordPiece)"
             )
-        return aliases[explicit]  # type: ignore[return-value]
+        return aliases[explicit]
     name = dst.name.lower()
     if name.endswith(".tiktoken"):
         return "tiktoken"
@@ -293,7 +292,7 @@ def _load_source(src: str | os.PathLike[str] | Tokenizer) -> Tokenizer:
     inner = getattr(src, "tokenizer", None)  # tokensmith.compat.tiktoken.Encoding
     if isinstance(inner, Tokenizer):
         return inner
-    from . import load
+    from ._loading import load
 
     return load(src)
 
@@ -334,7 +333,7 @@ def _write_and_reload(tok: Tokenizer, staged: list[Path], fmt: Format) -> Tokeni
     return tt.load(staged[0], pattern=pattern or "", special_tokens=tok.special_tokens)
 
 
-def _bert_options(tok: Tokenizer) -> dict[str, object]:
+def _bert_options(tok: Tokenizer) -> dict[str, Any]:
     """The ``load_vocab_txt`` options that rebuild ``tok``'s BERT pipeline (a
     ``vocab.txt`` holds only the vocabulary; the rest must come from somewhere)."""
     from .formats import hf_json
@@ -342,7 +341,7 @@ def _bert_options(tok: Tokenizer) -> dict[str, object]:
     spec = hf_json.document(tok)
     norm = spec.get("normalizer") or {}
     model = spec.get("model") or {}
-    options: dict[str, object] = {}
+    options: dict[str, Any] = {}  # (values of the tokenizer.json, as they are there)
     if norm.get("type") == "BertNormalizer":
         options.update(lowercase=bool(norm.get("lowercase", True)),
                        strip_accents=norm.get("strip_accents"),

@@ -67,8 +67,7 @@ def expand(files: Files) -> list[Path]:
             raise CorpusError(
                 f"{s}: no such file. To train on strings rather than files, pass texts=[...]"
             )
-    seen: set[Path] = set()
-    return [p for p in out if not (p in seen or seen.add(p))]
+    return list(dict.fromkeys(out))  # (each once, in order)
 
 
 def _folder_files(folder: Path) -> list[Path]:
@@ -395,7 +394,7 @@ def count_corpus(
     from .errors import ConfigError, EmptyCorpusError
 
     if counts is not None:
-        from .counts import use_counts
+        from ._word_counts import use_counts
 
         return use_counts(counts, components, files, texts)
     out = out or sys.stderr

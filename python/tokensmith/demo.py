@@ -143,9 +143,9 @@ def run_demo(
     stream: TextIO | None = None,
 ) -> Path:
     """Train, show, save; returns the path of the saved ``tokenizer.json``."""
-    from . import train
-    from .cli import CommandError, _check_writable, _shown, _tokenizer_path
+    from ._cli_common import CommandError, _check_writable, _shown, _tokenizer_path
     from .display import escape, pick_escapes, pieces, render, summary, use_color
+    from .trainers import train
 
     w = stream or sys.stdout
     if corpus_mb <= 0:

@@ -64,6 +64,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ._report import merge_phrase
 from .evaluate import TokenizerLike, _as_tokenizer, _kinds, describe, show_piece, token_text
 from .tokenizer import Tokenizer
 
@@ -185,7 +186,7 @@ class Diagnostics:
 
     def to_html(self, *, title: str = "tokensmith diagnostics") -> str:
         """A self-contained HTML page with the plots (see :mod:`tokensmith.report`)."""
-        from .report import render_diagnostics
+        from ._report import render_diagnostics
 
         return render_diagnostics(self, title=title)
 
@@ -193,7 +194,7 @@ class Diagnostics:
         self, path: str | os.PathLike[str], *, title: str = "tokensmith diagnostics"
     ) -> Path:
         """Write :meth:`to_html` to ``path`` (atomically) and return the path."""
-        from .report import write_atomic
+        from ._report import write_atomic
 
         return write_atomic(Path(path), self.to_html(title=title))
 
@@ -242,14 +243,6 @@ def _surface(tok: Tokenizer, i: int) -> tuple[str | None, int]:
         return raw.decode("utf-8"), len(raw)
     except UnicodeDecodeError:
         return None, len(raw)
-
-
-def merge_phrase(merges: int, merged_tokens: int) -> str:
-    """``"100,000 merges"``, or ``"233,378 merges making 99,744 tokens"`` when some
-    tokens are made by more than one rule."""
-    if merges == merged_tokens:
-        return f"{merges:,} merges"
-    return f"{merges:,} merges making {merged_tokens:,} tokens"
 
 
 def _bpe_merges(tok: Tokenizer) -> list[tuple[str, str]]:

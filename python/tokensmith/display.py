@@ -424,7 +424,7 @@ def _splits(tokens: Sequence[TokenView], raw: Sequence[bool]) -> list[SplitChar]
     bytes are text bytes, as in byte-level and byte-fallback tokens)."""
     out: list[SplitChar] = []
     need = 0
-    parts: list[list[object]] = []  # [token index, token id, bytearray]
+    parts: list[tuple[int, int, bytearray]] = []  # (token index, token id, its bytes)
     for k, t in enumerate(tokens):
         if not raw[k]:
             need, parts = 0, []
@@ -432,24 +432,24 @@ def _splits(tokens: Sequence[TokenView], raw: Sequence[bool]) -> list[SplitChar]
         for b in t.data:
             if need and 0x80 <= b <= 0xBF:
                 if parts[-1][0] == k:
-                    parts[-1][2].append(b)  # type: ignore[attr-defined]
+                    parts[-1][2].append(b)
                 else:
-                    parts.append([k, t.id, bytearray([b])])
+                    parts.append((k, t.id, bytearray([b])))
                 need -= 1
             else:
                 n = _utf8_len(b)
-                need, parts = (n - 1, [[k, t.id, bytearray([b])]]) if n > 1 else (0, [])
+                need, parts = (n - 1, [(k, t.id, bytearray([b]))]) if n > 1 else (0, [])
                 continue
             if need == 0:
                 if len(parts) > 1:
-                    data = b"".join(bytes(p[2]) for p in parts)  # type: ignore[arg-type]
+                    data = b"".join(p[2] for p in parts)
                     try:
                         ch = data.decode("utf-8")
                     except UnicodeDecodeError:
                         ch = ""
                     if len(ch) == 1:
                         out.append(SplitChar(ch, tuple(
-                            (int(p[0]), int(p[1]), bytes(p[2]))  # type: ignore[call-overload]
+                            (p[0], p[1], bytes(p[2]))
                             for p in parts
                         )))
                 parts = []

@@ -349,9 +349,9 @@ class Evaluation:
                 f"  terms         {t.tokens_per_term:.2f} tokens/term; "
                 f"{t.split_terms} of {len(t.terms)} split"
             )
-            for r in t.terms:
-                if r.split or r.unknown:
-                    lines.append(f"                  {r.term}  {bracketed(r.pieces)}")
+            for term in t.terms:
+                if term.split or term.unknown:
+                    lines.append(f"                  {term.term}  {bracketed(term.pieces)}")
         if self.parity is not None:
             p = self.parity
             langs = ", ".join(f"{lp.language} {lp.premium:.2f}" for lp in p.languages)
@@ -628,7 +628,7 @@ class _Encoded:
 def _as_tokenizer(tokenizer: TokenizerLike) -> Tokenizer:
     if isinstance(tokenizer, Tokenizer):
         return tokenizer
-    from . import load
+    from ._loading import load
 
     return load(tokenizer)
 
@@ -686,22 +686,23 @@ def _tokens_per_word(spans: Sequence[tuple[int, int]],
     word from the first one ending after ``s`` to the last one starting before
     ``e``. Vectorized with numpy when it is installed (a difference array over
     the words either way)."""
-    try:
-        import numpy as np
-    except ImportError:  # pragma: no cover - numpy is a test dependency
-        np = None
-    if np is not None and offsets:
-        starts = np.fromiter((s for s, _ in spans), dtype=np.int64, count=len(spans))
-        ends = np.fromiter((e for _, e in spans), dtype=np.int64, count=len(spans))
-        tok = np.asarray(offsets, dtype=np.int64).reshape(-1, 2)
-        tok = tok[tok[:, 1] > tok[:, 0]]
-        first = np.searchsorted(ends, tok[:, 0], side="right")
-        last = np.searchsorted(starts, tok[:, 1], side="left")
-        keep = last > first
-        diff = np.zeros(len(spans) + 1, dtype=np.int64)
-        np.add.at(diff, first[keep], 1)
-        np.add.at(diff, last[keep], -1)
-        return np.cumsum(diff[:-1]).tolist()
+    if offsets:
+        try:
+            import numpy as np
+        except ImportError:  # pragma: no cover - numpy is a test dependency
+            pass
+        else:
+            starts = np.fromiter((s for s, _ in spans), dtype=np.int64, count=len(spans))
+            ends = np.fromiter((e for _, e in spans), dtype=np.int64, count=len(spans))
+            tok = np.asarray(offsets, dtype=np.int64).reshape(-1, 2)
+            tok = tok[tok[:, 1] > tok[:, 0]]
+            first = np.searchsorted(ends, tok[:, 0], side="right")
+            last = np.searchsorted(starts, tok[:, 1], side="left")
+            keep = last > first
+            diff = np.zeros(len(spans) + 1, dtype=np.int64)
+            np.add.at(diff, first[keep], 1)
+            np.add.at(diff, last[keep], -1)
+            return np.cumsum(diff[:-1]).tolist()
     starts_l = [s for s, _ in spans]
     ends_l = [e for _, e in spans]
     delta = [0] * (len(spans) + 1)

@@ -119,7 +119,7 @@ def _load_entry(name: str, spec: Tokenizer | str | BaseException) -> TokenizerEn
         return TokenizerEntry(name, spec)
     if isinstance(spec, BaseException):
         return TokenizerEntry(name, None, _load_message(name, spec))
-    from . import load
+    from ._loading import load
 
     try:
         return TokenizerEntry(name, load(spec))

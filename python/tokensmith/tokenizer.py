@@ -3,24 +3,26 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from . import _core
-from .errors import DisallowedSpecialTokenError, TokenIdTypeError
+from .errors import DisallowedSpecialTokenError, TokenIdTypeError, TokenizerFormatError
 
 if TYPE_CHECKING:
     import numpy as np
 
     from ._batch import BatchEncoding
+    from ._core import _Allowed
     from .streaming import StreamDecoder
     from .surgery.prune import IdMap
 
 __all__ = ["Tokenizer", "Encoding"]
 
 SpecialSet = Literal["all"] | Collection[str]
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
@@ -40,6 +42,41 @@ class Encoding:
 
     def __len__(self) -> int:
         return len(self.ids)
+
+
+@dataclass(frozen=True)
+class Operations:
+    """Reading, writing and changing tokenizers, as the methods of :class:`Tokenizer`
+    offer them (``from_file``, ``save``, ``save_vocab_merges``, ``add_tokens``,
+    ``extend``, ``prune``, ``resize``). :mod:`tokensmith.formats` and
+    :mod:`tokensmith.surgery` do the work and build tokenizers, so they import this
+    module; this module does not import them back but is given them, once, by the
+    package (``tokensmith/__init__.py`` calls :func:`provide_operations`)."""
+
+    load_path: Callable[[str | os.PathLike[str]], Tokenizer]
+    save_path: Callable[..., Path]
+    save_vocab_merges: Callable[[Tokenizer, str | os.PathLike[str], str | None],
+                                tuple[Path, Path]]
+    add_tokens: Callable[..., Tokenizer]
+    extend: Callable[..., Tokenizer]
+    prune: Callable[..., tuple[Tokenizer, IdMap]]
+    resize: Callable[..., Tokenizer]
+
+
+_provided: Operations | None = None
+
+
+def provide_operations(operations: Operations) -> None:
+    """Give :class:`Tokenizer` its file and vocabulary operations (see :class:`Operations`)."""
+    global _provided
+    _provided = operations
+
+
+def _operations() -> Operations:
+    if _provided is None:  # (importing any tokensmith module imports the package first)
+        raise RuntimeError("tokensmith.tokenizer was given no file or vocabulary operations: "
+                           "the tokensmith package provides them when it is imported")
+    return _provided
 
 
 def _unpickle(cls: type[Tokenizer], json_text: str, extras: dict[str, Any]) -> Tokenizer:
@@ -68,7 +105,8 @@ class Tokenizer:
         self._core = core
         self._specials: dict[str, int] = {c: i for c, i, s in core.added_tokens() if s}
         # what the core takes for the default policy (refuse special tokens' text)
-        self._refuse: tuple[object, object] = ("none", "none" if self._specials else None)
+        self._refuse: tuple[_Allowed, _Allowed | None] = (
+            "none", "none" if self._specials else None)
         # `encode`'s and `count`'s common calls (no `allowed_special`, the
         # default or an empty `disallowed_special`) go straight to the core,
         # without a Python frame: a short text's call cost more than its
@@ -86,8 +124,6 @@ class Tokenizer:
         spells a special token is that token (``allowed_special="all"``), and ``decode``
         leaves special tokens out (``skip_special_tokens=True``). Same ids, same core;
         every call may still say otherwise."""
-        from ._hf_mode import hf_view
-
         return hf_view(self)
 
     # ------------------------------------------------------- model inputs
@@ -107,7 +143,7 @@ class Tokenizer:
         ``return_attention_mask`` (True), ``allowed_special`` ("all").
         """
         from ._batch import call
-        from .trainers import check_options
+        from ._options import check_options
 
         check_options(call, options, "Tokenizer.__call__")
         return call(self, text, text_pair, **options)
@@ -128,21 +164,32 @@ class Tokenizer:
     @classmethod
     def from_str(cls, json_text: str) -> Tokenizer:
         """A tokenizer from the text of a ``tokenizer.json`` file."""
-        from .formats.hf_json import loads
-
-        return loads(json_text)
+        if not json_text.strip():
+            raise TokenizerFormatError("tokenizer.json is empty")
+        try:
+            core = _core.Tokenizer.from_json(json_text)
+        except UnicodeEncodeError as e:  # a lone surrogate: no file read as UTF-8 holds one
+            raise TokenizerFormatError(
+                f"tokenizer.json text holds a lone surrogate (U+{ord(json_text[e.start]):04X}) "
+                f"at character {e.start}, which is not Unicode text; fix the text (a JSON "
+                f"escape such as \\ud800 decoded by Python makes one)"
+            ) from None
+        except TokenizerFormatError as e:
+            msg = str(e)
+            if "EOF while parsing" in msg:
+                msg += " (the file looks truncated)"
+            raise type(e)(msg) from None
+        return Tokenizer(core)
 
     @classmethod
     def from_file(cls, path: str | os.PathLike[str]) -> Tokenizer:
         """A tokenizer from a file (``tokenizer.json``) or a folder that holds one."""
-        from .formats import load_path
-
-        return load_path(path)
+        return _operations().load_path(path)
 
     # ----------------------------------------------------------------- policy
     def _policy(
         self, allowed_special: SpecialSet, disallowed_special: SpecialSet
-    ) -> tuple[object, object]:
+    ) -> tuple[_Allowed, _Allowed | None]:
         # the common cases first: short texts are call-bound
         if not allowed_special:
             if not disallowed_special:
@@ -150,13 +197,13 @@ class Tokenizer:
             if disallowed_special == "all":
                 return self._refuse
         if allowed_special == "all":
-            allowed: object = "all"
+            allowed: _Allowed = "all"
             allowed_names = set(self._specials)
         else:
             allowed_names = {t for t in allowed_special if t in self._specials}
             allowed = [self._specials[t] for t in allowed_names] if allowed_names else "none"
         if disallowed_special == "all":
-            permitted: object = None if allowed == "all" else allowed
+            permitted: _Allowed | None = None if allowed == "all" else allowed
         else:
             banned = {t for t in disallowed_special if t in self._specials} - allowed_names
             if not banned:
@@ -165,7 +212,7 @@ class Tokenizer:
                 permitted = [i for t, i in self._specials.items() if t not in banned] or "none"
         return allowed, permitted
 
-    def _call(self, fn, text, *args):  # type: ignore[no-untyped-def]
+    def _call(self, fn: Callable[..., _T], text: str | list[str], *args: Any) -> _T:
         try:
             return fn(text, *args)
         except UnicodeEncodeError:
@@ -179,15 +226,21 @@ class Tokenizer:
         self,
         text: str,
         *,
-        allowed_special: SpecialSet = frozenset(),
+        allowed_special: SpecialSet = (),
         disallowed_special: SpecialSet = "all",
         add_special_tokens: bool = True,
     ) -> list[int]:
         """Token ids of ``text``.
 
-        ``add_special_tokens`` lets the post-processor add its tokens (BOS,
-        CLS/SEP …) when the tokenizer has one.
+        Text that spells a special token is refused (``DisallowedSpecialTokenError``)
+        unless ``allowed_special`` names it (or is ``"all"``), which encodes it as the
+        special token, or ``disallowed_special=()``, which encodes it as ordinary text.
+        ``add_special_tokens`` lets the post-processor add its tokens (BOS, CLS/SEP …)
+        when the tokenizer has one.
         """
+        # (the same as `_core.FastEncode.encode`'s doc comment, its `help`: the
+        # common calls go there, see `__init__`; and the same defaults as its
+        # text_signature, `()` for `allowed_special`)
         allowed, permitted = self._policy(allowed_special, disallowed_special)
         return self._call(self._core.encode, text, allowed, permitted, add_special_tokens)
 
@@ -203,7 +256,7 @@ class Tokenizer:
         self,
         texts: Iterable[str],
         *,
-        allowed_special: SpecialSet = frozenset(),
+        allowed_special: SpecialSet = (),
         disallowed_special: SpecialSet = "all",
         add_special_tokens: bool = True,
         num_threads: int | None = None,
@@ -228,7 +281,7 @@ class Tokenizer:
         self,
         text: str,
         *,
-        allowed_special: SpecialSet = frozenset(),
+        allowed_special: SpecialSet = (),
         disallowed_special: SpecialSet = "all",
         add_special_tokens: bool = True,
     ) -> np.ndarray:
@@ -246,7 +299,7 @@ class Tokenizer:
         self,
         texts: Iterable[str],
         *,
-        allowed_special: SpecialSet = frozenset(),
+        allowed_special: SpecialSet = (),
         disallowed_special: SpecialSet = "all",
         add_special_tokens: bool = True,
         num_threads: int | None = None,
@@ -272,11 +325,12 @@ class Tokenizer:
         self,
         text: str,
         *,
-        allowed_special: SpecialSet = frozenset(),
+        allowed_special: SpecialSet = (),
         disallowed_special: SpecialSet = "all",
         add_special_tokens: bool = True,
     ) -> int:
-        """Number of tokens of ``text``."""
+        """Number of tokens of ``text`` (the arguments as for ``encode``)."""
+        # (as `_core.FastEncode.count`'s doc comment and text_signature)
         allowed, permitted = self._policy(allowed_special, disallowed_special)
         return self._call(self._core.count, text, allowed, permitted, add_special_tokens)
 
@@ -288,14 +342,14 @@ class Tokenizer:
         text: str,
         pair: str | None = None,
         *,
-        allowed_special: SpecialSet = frozenset(),
+        allowed_special: SpecialSet = (),
         disallowed_special: SpecialSet = "all",
         add_special_tokens: bool = True,
     ) -> Encoding:
         """Ids, token strings, character offsets, type ids and masks."""
         allowed, permitted = self._policy(allowed_special, disallowed_special)
 
-        def run(t: str) -> tuple[list[int], list[int], list[tuple[int, int]], list[int], list[str]]:
+        def run(t: str) -> tuple[list[int], list[int], list[tuple[int, int]], bytes, list[str]]:
             p = pair
             try:
                 return self._core.encode_full(t, p, allowed, permitted, add_special_tokens)
@@ -310,7 +364,7 @@ class Tokenizer:
         return Encoding(
             ids=ids,
             tokens=tokens,
-            offsets=[tuple(o) for o in offsets],  # type: ignore[misc]
+            offsets=offsets,
             type_ids=type_ids,
             special_tokens_mask=list(mask),
             attention_mask=[1] * len(ids),
@@ -383,33 +437,26 @@ class Tokenizer:
                    **options: Any) -> Tokenizer:
         """A new tokenizer with ``tokens`` added whole, ids after the last one
         (see :func:`tokensmith.surgery.add_tokens`)."""
-        from .surgery import add_tokens
-
-        return add_tokens(self, tokens, special=special, **options)
+        return _operations().add_tokens(self, tokens, special=special, **options)
 
     def extend(self, files: Any = None, *, texts: Iterable[str] | None = None,
                add: int | None = None, vocab_size: int | None = None,
                **options: Any) -> Tokenizer:
         """A new tokenizer with ``add`` tokens learned on new text, every old
         token, id and merge kept (see :func:`tokensmith.surgery.extend`)."""
-        from .surgery import extend
-
-        return extend(self, files, texts=texts, add=add, vocab_size=vocab_size, **options)
+        return _operations().extend(self, files, texts=texts, add=add, vocab_size=vocab_size,
+                                    **options)
 
     def prune(self, files: Any = None, *, texts: Iterable[str] | None = None,
               **options: Any) -> tuple[Tokenizer, IdMap]:
         """``(new_tokenizer, id_map)`` without the tokens the text rarely uses
         (see :func:`tokensmith.surgery.prune`)."""
-        from .surgery import prune
-
-        return prune(self, texts=texts, files=files, **options)
+        return _operations().prune(self, texts=texts, files=files, **options)
 
     def resize(self, multiple_of: int | None = None, **options: Any) -> Tokenizer:
         """Pad with reserved special tokens to a multiple, or check ``max_vocab``
         (see :func:`tokensmith.surgery.resize`)."""
-        from .surgery import resize
-
-        return resize(self, multiple_of, **options)
+        return _operations().resize(self, multiple_of, **options)
 
     # ------------------------------------------------------------------ files
     def to_str(self, *, pretty: bool = True) -> str:
@@ -418,17 +465,13 @@ class Tokenizer:
 
     def save(self, path: str | os.PathLike[str], *, pretty: bool = True) -> Path:
         """Write ``tokenizer.json`` (atomically). A folder gets ``tokenizer.json`` inside."""
-        from .formats import save_path
-
-        return save_path(self, path, pretty=pretty)
+        return _operations().save_path(self, path, pretty=pretty)
 
     def save_vocab_merges(
         self, folder: str | os.PathLike[str], prefix: str | None = None
     ) -> tuple[Path, Path]:
         """Write the classic ``vocab.json`` + ``merges.txt`` pair; returns both paths."""
-        from .formats.gpt2 import save_vocab_merges
-
-        return save_vocab_merges(self, folder, prefix)
+        return _operations().save_vocab_merges(self, folder, prefix)
 
     def __repr__(self) -> str:
         model = getattr(self._core, "model_type", "BPE")
@@ -472,7 +515,7 @@ def _as_list(ids: Sequence[int]) -> list[int]:
     return ids if isinstance(ids, list) else list(ids)
 
 
-def _with_ids(fn):  # type: ignore[no-untyped-def]
+def _with_ids(fn: Callable[[], _T]) -> _T:
     """Run a decode; ids that are negative or too large are unknown ids."""
     try:
         return fn()
@@ -489,10 +532,10 @@ def _id_error(e: Exception) -> Exception:
     return TokenIdTypeError(f"token ids must be integers: {e}")
 
 
-_NUMPY: tuple = ()
+_NUMPY: tuple[Any, Any, Any, Any] | None = None
 
 
-def _numpy() -> tuple:  # type: ignore[type-arg]
+def _numpy() -> tuple[Any, Any, Any, Any]:
     """(numpy, uint32 little-endian dtype, numpy.frombuffer, uint64 little-endian dtype),
     imported once.
 
@@ -513,3 +556,80 @@ def _numpy() -> tuple:  # type: ignore[type-arg]
                               "(or pip install numpy)") from None
         _NUMPY = (np, np.dtype("<u4"), np.frombuffer, np.dtype("<u8"))
     return _NUMPY
+
+
+# --------------------------------------------------------- Hugging Face defaults
+_ALL: SpecialSet = "all"  # (the defaults of HFTokenizer)
+
+
+class HFTokenizer(Tokenizer):
+    """:meth:`Tokenizer.hf`'s view: the defaults of Hugging Face ``tokenizers``. Text
+    that spells a special token (``[MASK]``, ``<|start_header_id|>``, ``</s>``) is that
+    token, and ``decode`` leaves special tokens out. tokensmith's own default is
+    tiktoken's (such text is refused unless the call says what it is, and ``decode`` keeps
+    every token); this view is for code and habits written against ``tokenizers``. Same
+    core, same ids; only the defaults of the keyword arguments differ, and every call may
+    still give them."""
+
+    def encode(self, text: str, *, allowed_special: SpecialSet = _ALL,
+               disallowed_special: SpecialSet = (), add_special_tokens: bool = True) -> list[int]:
+        return super().encode(text, allowed_special=allowed_special,
+                              disallowed_special=disallowed_special,
+                              add_special_tokens=add_special_tokens)
+
+    def count(self, text: str, *, allowed_special: SpecialSet = _ALL,
+              disallowed_special: SpecialSet = (), add_special_tokens: bool = True) -> int:
+        return super().count(text, allowed_special=allowed_special,
+                             disallowed_special=disallowed_special,
+                             add_special_tokens=add_special_tokens)
+
+    def encode_batch(self, texts: Iterable[str], *, allowed_special: SpecialSet = _ALL,
+                     disallowed_special: SpecialSet = (), add_special_tokens: bool = True,
+                     num_threads: int | None = None) -> list[list[int]]:
+        return super().encode_batch(texts, allowed_special=allowed_special,
+                                    disallowed_special=disallowed_special,
+                                    add_special_tokens=add_special_tokens,
+                                    num_threads=num_threads)
+
+    def encode_full(self, text: str, pair: str | None = None, *,
+                    allowed_special: SpecialSet = _ALL, disallowed_special: SpecialSet = (),
+                    add_special_tokens: bool = True) -> Encoding:
+        return super().encode_full(text, pair, allowed_special=allowed_special,
+                                   disallowed_special=disallowed_special,
+                                   add_special_tokens=add_special_tokens)
+
+    def encode_to_numpy(self, text: str, *, allowed_special: SpecialSet = _ALL,
+                        disallowed_special: SpecialSet = (),
+                        add_special_tokens: bool = True) -> np.ndarray:
+        return super().encode_to_numpy(text, allowed_special=allowed_special,
+                                       disallowed_special=disallowed_special,
+                                       add_special_tokens=add_special_tokens)
+
+    def encode_batch_to_numpy(self, texts: Iterable[str], *, allowed_special: SpecialSet = _ALL,
+                              disallowed_special: SpecialSet = (),
+                              add_special_tokens: bool = True,
+                              num_threads: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        return super().encode_batch_to_numpy(texts, allowed_special=allowed_special,
+                                             disallowed_special=disallowed_special,
+                                             add_special_tokens=add_special_tokens,
+                                             num_threads=num_threads)
+
+    def decode(self, ids: Sequence[int], *, skip_special_tokens: bool = True) -> str:
+        return super().decode(ids, skip_special_tokens=skip_special_tokens)
+
+    def decode_batch(self, batch: Iterable[Sequence[int]], *,
+                     skip_special_tokens: bool = True) -> list[str]:
+        return super().decode_batch(batch, skip_special_tokens=skip_special_tokens)
+
+    def hf(self) -> HFTokenizer:
+        return self
+
+    def __repr__(self) -> str:
+        return super().__repr__().replace("<tokensmith.Tokenizer", "<tokensmith.Tokenizer.hf()", 1)
+
+
+def hf_view(tok: Tokenizer) -> HFTokenizer:
+    """``tok`` with ``tokenizers``' defaults (same core; Python-side extras kept)."""
+    view = HFTokenizer(tok._core)
+    view.__dict__.update({k: v for k, v in vars(tok).items() if k not in Tokenizer._DERIVED})
+    return view

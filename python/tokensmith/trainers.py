@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Any, Literal, TextIO, overload
 from . import _core, patterns
 from ._limits import check_min_frequency, check_token_list, check_vocab_size, warn_shortfall
 from ._line_sample import LineSample
-from ._progress import TrainingEvents
+from ._options import check_options
+from ._progress import TrainingEvents, format_merge
 from .corpus import Files, count_corpus
 from .errors import (
     ConfigError,
@@ -24,16 +25,6 @@ if TYPE_CHECKING:
     from .counts import WordCounts
 
 __all__ = ["train", "train_bpe", "format_merge"]
-
-
-def format_merge(index: int, left: bytes, right: bytes, new_id: int, count: int) -> str:
-    """One line of the training trace: ``merge 0: (b' ', b't') -> 256 ' t' (count 50)``."""
-    raw = left + right
-    try:
-        merged = repr(raw.decode("utf-8"))
-    except UnicodeDecodeError:  # part of a multi-byte character: show the bytes
-        merged = repr(raw)
-    return f"merge {index}: ({left!r}, {right!r}) -> {new_id} {merged} (count {count})"
 
 
 def _check_pattern(pattern: str) -> str:
@@ -245,7 +236,7 @@ def train(
               for m in ("bpe", "wordpiece", "unigram", "sentencepiece-bpe", "wordlevel")
               if _trainer(m) is not trainer}
     check_options(trainer, options, f"train(model={model!r})", others)
-    return trainer(files, texts=texts, vocab_size=vocab_size, **options)  # type: ignore[no-any-return]
+    return trainer(files, texts=texts, vocab_size=vocab_size, **options)
 
 
 def _trainer(model: str) -> Callable[..., Tokenizer]:
@@ -273,36 +264,6 @@ def _trainer(model: str) -> Callable[..., Tokenizer]:
             f"'unigram', 'sentencepiece-bpe' or 'wordlevel'"
         )
     return train_bpe
-
-
-def _keywords(function: Callable[..., Any]) -> list[str]:
-    import inspect
-
-    return [n for n, p in inspect.signature(function).parameters.items()
-            if p.kind is inspect.Parameter.KEYWORD_ONLY]
-
-
-def check_options(function: Callable[..., Any], options: dict[str, Any], what: str,
-                  others: dict[str, Callable[..., Any]] | None = None) -> None:
-    """Refuse keyword arguments ``function`` does not take, naming the closest one, or
-    the models (``others``) whose option it is (:class:`~tokensmith.errors.
-    UnknownOptionError`), before any work is done."""
-    import difflib
-
-    from .errors import UnknownOptionError
-
-    known = _keywords(function)
-    for name in options:
-        if name in known:
-            continue
-        owners = [m for m, f in (others or {}).items() if name in _keywords(f)]
-        if owners:
-            hint = f"it is an option of model={' and model='.join(map(repr, owners))}. "
-        else:
-            close = difflib.get_close_matches(name, known, n=1)
-            hint = f"did you mean {close[0]}=? " if close else ""
-        raise UnknownOptionError(f"{what} has no option {name!r}: {hint}its options are "
-                                 f"{', '.join(known)}")
 
 
 def train_bpe(
@@ -429,7 +390,7 @@ def train_bpe(
          "normalized": False, "special": True}
         for i, s in enumerate(specials)
     ]
-    comps = dict(components, decoder=decoder, post_processor=None)
+    comps: dict[str, Any] = dict(components, decoder=decoder, post_processor=None)
     if not byte_level and unk_token:
         comps["unk_token"] = unk_token
     core = _core.Tokenizer.from_trained(trained, json.dumps(comps), json.dumps(added))

@@ -10,6 +10,7 @@ from ..errors import TokenizerFormatError, UnsupportedComponentError
 
 if TYPE_CHECKING:
     from ..tokenizer import Tokenizer
+    from .sniff import Kind
 
 __all__ = ["load_path", "save_path"]
 
@@ -111,7 +112,7 @@ def _load_file(p: Path) -> Tokenizer:
     )
 
 
-def _kind_from_name(name: str) -> str | None:
+def _kind_from_name(name: str) -> Kind | None:
     """The format a file name points at, if any (see ``sniff.Kind``)."""
     if name.endswith(".model") or ".model." in name:
         return "sentencepiece"

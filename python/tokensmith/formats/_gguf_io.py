@@ -48,7 +48,7 @@ class GGUFType(IntEnum):
     FLOAT64 = 12
 
 
-_FORMAT = {
+_FORMAT: dict[int, str] = {
     GGUFType.UINT8: "B", GGUFType.INT8: "b", GGUFType.UINT16: "H", GGUFType.INT16: "h",
     GGUFType.UINT32: "I", GGUFType.INT32: "i", GGUFType.FLOAT32: "f", GGUFType.BOOL: "?",
     GGUFType.UINT64: "Q", GGUFType.INT64: "q", GGUFType.FLOAT64: "d",
@@ -96,7 +96,7 @@ class _Reader:
             return self.string(f"the value of {key}")
         if kind == GGUFType.ARRAY:
             return self.array(key)
-        code = _FORMAT.get(kind)  # type: ignore[call-overload]
+        code = _FORMAT.get(kind)
         if code is None:
             raise self.fail(f"{key} has value type {kind}, which GGUF does not define")
         return self.number(code, f"the value of {key}")
@@ -112,7 +112,7 @@ class _Reader:
             return [self.string(f"element {i} of {key}") for i in range(n)]
         if kind in (GGUFType.UINT8, GGUFType.INT8):
             return self.take(n, key)
-        code = _FORMAT.get(kind)  # type: ignore[call-overload]
+        code = _FORMAT.get(kind)
         if code is None:
             raise self.fail(f"{key} is an array of type {kind}, which tokensmith does not read")
         raw = self.take(n * struct.calcsize(code), key)

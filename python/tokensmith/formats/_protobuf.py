@@ -95,6 +95,8 @@ class Message:
 
     FIELDS: ClassVar[dict[str, tuple[int, Any, bool, Any]]] = {}
     _BY_NUMBER: ClassVar[dict[int, str]] = {}
+    # number -> (name, kind, repeated), made by `_table` for each class (declared only)
+    _TABLE: ClassVar[dict[int, tuple[str, Any, bool]]]
 
     def __init_subclass__(cls) -> None:
         super().__init_subclass__()
@@ -177,6 +179,7 @@ class Message:
             number, wire = key >> 3, key & 7
             if number == 0:
                 raise _err(where, base + start, "field number 0 (corrupt file)")
+            payload: int | bytes | tuple[int, bytes]
             if wire == VARINT:
                 payload, pos = _read_varint(data, pos, end, fname(number))
             elif wire == I32:

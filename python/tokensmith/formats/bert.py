@@ -238,8 +238,8 @@ def save_vocab_txt(tok: Tokenizer, path: str | os.PathLike[str]) -> Path:
             f"save it as tokenizer.json"
         )
     by_id: dict[int, str] = {}
-    for token, i in tok.get_vocab().items():
-        by_id.setdefault(i, token)
+    for piece, i in tok.get_vocab().items():
+        by_id.setdefault(i, piece)
     lines: list[str] = []
     for i in range(len(by_id)):
         token = by_id.get(i)

@@ -8,7 +8,6 @@ import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .. import _core
 from .._io import atomic_write
 from ..errors import PortabilityWarning, TokenizerFormatError
 
@@ -20,22 +19,7 @@ def loads(text: str) -> Tokenizer:
     """A tokenizer from ``tokenizer.json`` text."""
     from ..tokenizer import Tokenizer
 
-    if not text.strip():
-        raise TokenizerFormatError("tokenizer.json is empty")
-    try:
-        core = _core.Tokenizer.from_json(text)
-    except UnicodeEncodeError as e:  # a lone surrogate: no file read as UTF-8 holds one
-        raise TokenizerFormatError(
-            f"tokenizer.json text holds a lone surrogate (U+{ord(text[e.start]):04X}) at "
-            f"character {e.start}, which is not Unicode text; fix the text (a JSON escape "
-            f"such as \\ud800 decoded by Python makes one)"
-        ) from None
-    except TokenizerFormatError as e:
-        msg = str(e)
-        if "EOF while parsing" in msg:
-            msg += " (the file looks truncated)"
-        raise type(e)(msg) from None
-    return Tokenizer(core)
+    return Tokenizer.from_str(text)
 
 
 def document(tok: Tokenizer) -> dict[str, Any]:

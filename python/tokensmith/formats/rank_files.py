@@ -15,6 +15,7 @@ import json
 from pathlib import Path
 
 from .. import patterns
+from .._encodings import ENCODINGS, encoding_for_file
 from ..errors import TokenizerFormatError
 
 LLAMA3_RANKS = 128_000
@@ -55,12 +56,10 @@ def special_tokens_beside(path: Path, first_id: int) -> dict[str, int] | None:
 
 def encoding_of(path: Path, data: bytes) -> tuple[str, dict[str, int]]:
     """(split pattern, special tokens) of the rank file at ``path`` with bytes ``data``."""
-    from .. import pretrained
-
-    known = pretrained.encoding_for_file(path)
+    known = encoding_for_file(path)
     if known is None:
         digest = hashlib.sha256(data).hexdigest()
-        known = next((s for s in pretrained.ENCODINGS.values() if s.sha256 == digest), None)
+        known = next((s for s in ENCODINGS.values() if s.sha256 == digest), None)
     if known is not None:
         return known.pattern, dict(known.special_tokens)
     ranks = data.count(b"\n") + (not data.endswith(b"\n") and bool(data))
@@ -71,5 +70,5 @@ def encoding_of(path: Path, data: bytes) -> tuple[str, dict[str, int]]:
         f"{path}: a tiktoken rank file holds only ranks, and this one ({ranks:,} ranks) is "
         f"no encoding tokensmith knows; say which split pattern and special tokens go with "
         f"it: tokensmith.formats.tiktoken.load(path, pattern=..., special_tokens={{...}}), "
-        f"or name the file after a known encoding ({', '.join(pretrained.ENCODINGS)})"
+        f"or name the file after a known encoding ({', '.join(ENCODINGS)})"
     )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -20,12 +21,19 @@ if TYPE_CHECKING:
     from ..tokenizer import Tokenizer
 
 
+@dataclass(frozen=True)
+class TiktokenSource:
+    """What a rank file leaves out: the split regex and the special tokens."""
+
+    pattern: str
+    special_tokens: dict[str, int]
+
+
 def loads(
     data: bytes, *, pattern: str, special_tokens: Mapping[str, int] | None = None
 ) -> Tokenizer:
     """A tokenizer from the bytes of a rank file, a split regex (or a pattern name
     such as ``"cl100k"``) and special tokens (content -> id)."""
-    from ..surgery._base import TiktokenSource
     from ..tokenizer import Tokenizer
 
     specials = sorted((special_tokens or {}).items(), key=lambda kv: kv[1])

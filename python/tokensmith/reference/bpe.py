@@ -31,6 +31,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
+from typing import Any
 
 from .. import patterns
 
@@ -40,7 +41,7 @@ Word = tuple[int, ...]
 __all__ = ["ReferenceBPE", "count_words", "split_text", "train_bpe"]
 
 
-def _regex_module():  # type: ignore[no-untyped-def]
+def _regex_module() -> Any:  # (the `regex` module: it has no type hints)
     """The third-party ``regex`` module (it knows ``\\p{L}``, ``\\p{N}`` and ``(?i:...)``
     groups, which ``re`` does not): the ``reference`` extra installs it."""
     try:

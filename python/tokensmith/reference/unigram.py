@@ -191,7 +191,7 @@ class Lattice:
     def build(cls, word: str, scores: dict[str, float], skip: str | None = None) -> Lattice:
         unk = min(scores.values()) - UNK_PENALTY
         max_len = max(len(p) for p in scores)
-        nodes = []
+        nodes: list[tuple[int, int, str | None, float]] = []
         for i in range(len(word)):
             single = False
             for n in range(1, min(max_len, len(word) - i) + 1):

@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import base64
 import json
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..errors import UnsupportedComponentError
+from ..formats.tiktoken import TiktokenSource
 
 if TYPE_CHECKING:
     from ..formats.sentencepiece import ModelProto
@@ -47,14 +47,6 @@ __all__ = [
 
 Origin = Literal["tiktoken", "sentencepiece", "json"]
 Family = Literal["byte-bpe", "char-bpe", "sp-bpe", "unigram", "wordpiece"]
-
-
-@dataclass(frozen=True)
-class TiktokenSource:
-    """What a rank file leaves out: the split regex and the special tokens."""
-
-    pattern: str
-    special_tokens: dict[str, int]
 
 
 def origin(tok: Tokenizer) -> Origin:

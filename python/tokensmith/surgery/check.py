@@ -274,7 +274,7 @@ class CompatibilityReport:
 
     def to_html(self, *, title: str = "tokensmith compatibility check") -> str:
         """A self-contained HTML page (no scripts, no network) with the same content."""
-        from ..report import _e, _legend, _page, _table, bar_chart
+        from .._report import _e, _legend, _page, _table, bar_chart
 
         colour = "#e6f4ea;border-left:4px solid #2e7d32" if self.ok else \
             "#fdecea;border-left:4px solid #c62828"
@@ -460,7 +460,7 @@ def _tokenizer(tok: Any, which: str) -> Tokenizer:
     if isinstance(tok, Tokenizer):
         return tok
     if isinstance(tok, (str, os.PathLike)):
-        from .. import load
+        from .._loading import load
 
         return load(tok)
     raise ConfigError(f"{which} must be a tokensmith.Tokenizer, a path or a name, "
@@ -928,16 +928,16 @@ class _Checker:
         changed = 0
         unexplained: list[str] = []
         shown: tuple[list[FirstDifference], list[FirstDifference]] = ([], [])
-        for k, (e, n) in enumerate(zip(expected, new_ids, strict=True)):
-            if e == n:
+        for k, (want, got) in enumerate(zip(expected, new_ids, strict=True)):
+            if want == got:
                 continue
             if k < n_user:
                 changed += 1
-            explained = not new_only.isdisjoint(n) or not gone.isdisjoint(old_ids[k])
+            explained = not new_only.isdisjoint(got) or not gone.isdisjoint(old_ids[k])
             kept = shown[0] if k < n_user else shown[1]
             if explained and len(kept) >= _MAX_DIFFERENCES:
                 continue
-            d = self._difference(k, old_ids[k], e, n, n_user)
+            d = self._difference(k, old_ids[k], want, got, n_user)
             if len(kept) < _MAX_DIFFERENCES:
                 kept.append(d)
             if not explained:
@@ -1139,7 +1139,8 @@ def _id_list(id_map: IdMapLike | Sequence[int] | None, old: Tokenizer,
              new: Tokenizer) -> list[int] | None:
     if id_map is None:
         return None
-    table = getattr(id_map, "old_to_new", id_map)
+    # (a list, or a numpy array: checked below, an int at a time)
+    table: Any = getattr(id_map, "old_to_new", id_map)
     values = table.tolist() if hasattr(table, "tolist") else table
     try:
         ids = [int(x) for x in values]

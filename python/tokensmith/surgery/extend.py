@@ -51,6 +51,7 @@ __all__ = ["extend"]
 
 SPACE = "\u2581"
 UNKNOWN, BYTE = 2, 6
+Errors = Literal["strict", "replace", "skip"]  # what to do with undecodable bytes
 
 
 def extend(
@@ -67,7 +68,7 @@ def extend(
     scripts: Iterable[str | tuple[int, int]] | None = None,
     strict: bool = False,
     max_vocab: int | None = None,
-    errors: Literal["strict", "replace", "skip"] = "strict",
+    errors: Errors = "strict",
     verbose: bool = False,
     trace: int = 20,
     progress: bool | None = None,
@@ -223,7 +224,7 @@ def _events(report: dict[str, Any], unit: str) -> TrainingEvents:
 def _bpe_tokens(
     tok: Tokenizer, doc: dict[str, Any], fam: str, files: Files | None,
     texts: Iterable[str] | None, n: int, min_frequency: int, max_token_length: int | None,
-    coverage: float, errors: str, trace: int, report: dict[str, Any], guarded: list[str],
+    coverage: float, errors: Errors, trace: int, report: dict[str, Any], guarded: list[str],
     spans: list[tuple[int, int]],
 ) -> list[NewToken]:
     model = doc["model"]
@@ -328,7 +329,7 @@ def _sp_rules(tok: Tokenizer, doc: dict[str, Any]) -> tuple[Any, ...]:
 
 def _unigram_tokens(
     tok: Tokenizer, doc: dict[str, Any], files: Files | None, texts: Iterable[str] | None,
-    n: int, coverage: float, errors: str, report: dict[str, Any],
+    n: int, coverage: float, errors: Errors, report: dict[str, Any],
 ) -> list[NewToken]:
     from .._train_sentencepiece import train_unigram
 
@@ -373,7 +374,7 @@ def _donor_size(old: int, n: int) -> int:
 
 def _wordpiece_tokens(
     tok: Tokenizer, doc: dict[str, Any], files: Files | None, texts: Iterable[str] | None,
-    n: int, min_frequency: int, errors: str, report: dict[str, Any],
+    n: int, min_frequency: int, errors: Errors, report: dict[str, Any],
 ) -> list[NewToken]:
     from .._train_wordpiece import train_wordpiece
 

@@ -88,7 +88,7 @@ import json
 import os
 import re
 import time
-from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
@@ -349,7 +349,7 @@ def _bpe(
     return done, len(syms) == 1
 
 
-def _bpe_concat(symbols: list[K], table: dict[Any, float]) -> tuple[list[tuple[K, K, K]], bool]:
+def _bpe_concat(symbols: list[K], table: Mapping[Any, float]) -> tuple[list[tuple[K, K, K]], bool]:
     """:func:`_bpe` where two neighbours merge into their concatenation, ranked by
     ``table`` (rank files: the rank; SentencePiece: minus the piece score)."""
     syms: list[Any] = list(symbols)
@@ -409,14 +409,14 @@ class _Plan:
         self,
         i: int,
         symbols: list[K],
-        merge: Callable[[K, K], tuple[float, K] | None] | dict[Any, float],
+        merge: Callable[[K, K], tuple[float, K] | None] | Mapping[Any, float],
         id_of: Callable[[K], int | None],
     ) -> tuple[int, int] | None:
         """BPE on token ``i``'s own symbols: its last merge when that forms it. Every
         token formed on the way is recorded with its own last merge too (the merges
         inside it are its own segmentation: see the module documentation).
         ``merge`` is a merge rule, or a table of concatenations' ranks."""
-        if isinstance(merge, dict):
+        if isinstance(merge, Mapping):
             merges, whole = _bpe_concat(symbols, merge)
         else:
             merges, whole = _bpe(symbols, merge)

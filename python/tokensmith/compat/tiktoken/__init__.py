@@ -167,9 +167,7 @@ def get_encoding(encoding_name: str) -> Encoding:
                 f"Unknown encoding {encoding_name!r}. "
                 f"Known encodings: {', '.join(list_encoding_names())}."
             )
-        from ... import load
-
-        tok = load(spec.name)
+        tok = pretrained.load(spec.name)
         if tok.special_tokens != spec.special_tokens:
             # p50k_edit shares p50k_base's rank file but has more special tokens.
             from ...formats import tiktoken as tt
@@ -499,7 +497,7 @@ class Encoding:
         last = self._widen_last_piece(tokens, len(self._encode_single_piece(pieces[-1])))
         unstable = self.decode_bytes(tokens[-last:])
         stable = tokens[:-last]
-        found = {(i,) for i in self._ranks_starting_with(unstable)}
+        found: set[tuple[int, ...]] = {(i,) for i in self._ranks_starting_with(unstable)}
         for cut in range(1, len(unstable)):
             prefix, suffix = unstable[:cut], unstable[cut:]
             for token in self._tokens_starting_with(suffix):
@@ -620,7 +618,7 @@ def _trailing_white_space(data: bytes) -> int:
     return 0
 
 
-def _regex_module():  # type: ignore[no-untyped-def]
+def _regex_module() -> Any:  # (the `regex` module: it has no type hints)
     """The third-party ``regex`` module, which reads tiktoken's patterns."""
     try:
         import regex
