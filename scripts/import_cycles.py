@@ -299,11 +299,27 @@ def rust_modules(src_dir: Path) -> dict[tuple[str, ...], Path]:
     return modules
 
 
+_RUST_TEST_FILE = re.compile(r"#\[cfg\(test\)\]\s*(?:pub(?:\([^)]*\))?\s+)?mod\s+(\w+)\s*;")
+
+
+def rust_test_modules(modules: dict[tuple[str, ...], Path]) -> set[tuple[str, ...]]:
+    """Modules in files of their own declared ``#[cfg(test)] mod name;``."""
+    tests = set()
+    for module, path in modules.items():
+        for m in _RUST_TEST_FILE.finditer(blank_rust(path.read_text(encoding="utf-8"))):
+            tests.add((*module, m.group(1)))
+    return tests
+
+
 def rust_edges(src_dir: Path, depth: int = 2) -> list[Edge]:
-    """Uses between modules cut to ``depth`` segments, leaving out ancestors."""
+    """Uses between modules cut to ``depth`` segments, leaving out ancestors
+    and test modules (inline or in files of their own)."""
     modules = rust_modules(src_dir)
+    tests = rust_test_modules(modules)
     edges: list[Edge] = []
     for module, path in modules.items():
+        if any(module[: len(t)] == t for t in tests):
+            continue
         text = blank_rust(path.read_text(encoding="utf-8"))
         for target, offset in _rust_references(text, module, modules):
             if _related(module, target):

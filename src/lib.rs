@@ -8,20 +8,25 @@
 
 pub mod added_tokens;
 pub mod bytelevel;
+pub mod cut;
 pub mod decoders;
 pub mod error;
+pub mod formats;
 pub mod huge_pages;
 pub mod models;
 pub mod normalizers;
 pub mod parallel;
 pub mod pattern;
+pub mod patterns;
 pub mod pre_tokenizers;
+pub mod prefetch;
 pub mod processors;
+pub mod sampling;
 pub mod scanner;
-pub mod sentencepiece_json;
 pub mod simd;
 pub mod tokenizer;
 pub mod trainers;
+pub mod trie;
 pub mod utf8;
 
 #[cfg(feature = "python")]

@@ -147,7 +147,7 @@ pub fn newline_ends_pieces(source: &str) -> bool {
 /// Patterns whose only look-around is the `\s+(?!\S)` tail, with the rule that
 /// tells which whitespace matches came from it.
 fn known_fast(source: &str) -> Option<(String, GiveBack)> {
-    use crate::pre_tokenizers::GPT2_PATTERN;
+    use crate::patterns::GPT2_PATTERN;
     const KNOWN_NEWLINE: [&str; 3] = [
         // cl100k / Llama-3
         r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+",
@@ -516,7 +516,7 @@ mod tests {
             "\u{1F600}  \u{1F600}",
             "\u{4e2d}\u{6587}  \u{5b57}",
         ];
-        let patterns = [crate::pre_tokenizers::GPT2_PATTERN, CL100K_TEST, O200K_TEST];
+        let patterns = [crate::patterns::GPT2_PATTERN, CL100K_TEST, O200K_TEST];
         for p in patterns {
             for c in cases {
                 both(p, c);
@@ -539,7 +539,7 @@ mod tests {
 
     // ---- the hand-written scanners against fancy-regex ----
 
-    use crate::pre_tokenizers::{CL100K_PATTERN, GPT2_PATTERN, O200K_PATTERN, QWEN2_PATTERN};
+    use crate::patterns::{CL100K_PATTERN, GPT2_PATTERN, O200K_PATTERN, QWEN2_PATTERN};
 
     const SCANNED: [&str; 4] = [GPT2_PATTERN, CL100K_PATTERN, QWEN2_PATTERN, O200K_PATTERN];
 
@@ -936,7 +936,7 @@ mod tests {
             r"\p{P}",
             r"\p{S}",
             r"[\r\n]",
-            crate::pre_tokenizers::DEEPSEEK_CJK,
+            crate::patterns::DEEPSEEK_CJK,
         ]);
         // (debug builds, slow: each with every third)
         let step = if cfg!(debug_assertions) { 3 } else { 1 };

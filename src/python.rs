@@ -436,12 +436,12 @@ impl Tokenizer {
                 // table's entry 32 ids ahead and that object 16 ahead.
                 if let Some(&ahead) = ids.get(i + 32) {
                     if let Some(slot) = ptrs.get(ahead as usize) {
-                        crate::models::bpe::prefetch(slot);
+                        crate::prefetch::prefetch(slot);
                     }
                 }
                 if let Some(&ahead) = ids.get(i + 16) {
                     if let Some(&p) = ptrs.get(ahead as usize) {
-                        crate::models::bpe::prefetch(&*(p as *const ffi::PyObject));
+                        crate::prefetch::prefetch(&*(p as *const ffi::PyObject));
                     }
                 }
                 let obj = match ptrs.get(id as usize) {
@@ -522,7 +522,7 @@ impl Tokenizer {
     fn from_sentencepiece(py: Python<'_>, data: &[u8]) -> PyResult<Self> {
         guarded(|| {
             let t = py
-                .detach(|| crate::models::sp_model::tokenizer_from_model_proto(data))
+                .detach(|| crate::formats::sp_model::tokenizer_from_model_proto(data))
                 .map_err(err)?;
             Ok(Tokenizer::wrap(t))
         })
@@ -531,7 +531,7 @@ impl Tokenizer {
     /// The `n` best encodings (Unigram models) with their scores, best first.
     fn encode_nbest(&self, py: Python<'_>, text: &str, n: usize) -> PyResult<Vec<(Vec<u32>, f64)>> {
         guarded(|| {
-            py.detach(|| crate::models::unigram::pipeline::encode_nbest(&self.inner, text, n))
+            py.detach(|| crate::sampling::encode_nbest(&self.inner, text, n))
                 .map_err(err)
         })
     }
@@ -539,7 +539,7 @@ impl Tokenizer {
     /// A sampled encoding (Unigram models), as sentencepiece's `SampleEncode`.
     fn sample_encode(&self, py: Python<'_>, text: &str, nbest_size: i32, alpha: f64, seed: u64) -> PyResult<Vec<u32>> {
         guarded(|| {
-            py.detach(|| crate::models::unigram::pipeline::sample_encode(&self.inner, text, nbest_size, alpha, seed))
+            py.detach(|| crate::sampling::sample_encode(&self.inner, text, nbest_size, alpha, seed))
                 .map_err(err)
         })
     }

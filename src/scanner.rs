@@ -345,7 +345,7 @@ impl std::fmt::Debug for Scanner {
 impl Scanner {
     /// The scanner for a pattern source, when it is exactly one of the known patterns.
     pub fn for_pattern(source: &str) -> Option<Scanner> {
-        use crate::pre_tokenizers::{CL100K_PATTERN, GPT2_PATTERN, O200K_PATTERN, QWEN2_PATTERN};
+        use crate::patterns::{CL100K_PATTERN, GPT2_PATTERN, O200K_PATTERN, QWEN2_PATTERN};
         let kind = match source {
             s if s == GPT2_PATTERN => Kind::Gpt2,
             s if s == CL100K_PATTERN => Kind::Cl100k { max_digits: 3 },
@@ -1105,7 +1105,7 @@ mod tests {
             (M, r"\p{M}"),
             (PS, r"[\p{P}\p{S}]"),
         ];
-        let cjk = regex::Regex::new(&format!("^{}$", crate::pre_tokenizers::DEEPSEEK_CJK)).unwrap();
+        let cjk = regex::Regex::new(&format!("^{}$", crate::patterns::DEEPSEEK_CJK)).unwrap();
         for cp in (0u32..0x11_0000).filter_map(char::from_u32) {
             assert_eq!(
                 is_deepseek_cjk(cp as u32),

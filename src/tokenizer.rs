@@ -4,12 +4,10 @@
 use crate::added_tokens::{AddedToken, AddedVocabulary, Allowed, Segment};
 use crate::decoders::{Decode, Decoder};
 use crate::error::{Error, Result};
-use crate::models::{Bpe, Model, ModelKind};
+use crate::models::{Model, ModelKind};
 use crate::normalizers::{Normalize, NormalizedString, Normalizer};
 use crate::pre_tokenizers::{PreTokenize, PreTokenizedString, PreTokenizer};
 use crate::processors::{Encoding, PostProcess, PostProcessor};
-use crate::sentencepiece_json;
-use serde::de::DeserializeOwned;
 use serde_json::{json, Map, Value};
 
 /// Documents at least this long are cut and encoded in parallel.
@@ -55,32 +53,6 @@ impl Sink<'_> {
     }
 }
 
-fn component<T: DeserializeOwned>(root: &Map<String, Value>, key: &str) -> Result<Option<T>> {
-    match root.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(v) => {
-            // (a chain of `tokenizers` components that carries tokensmith's exact
-            // SentencePiece settings is read as those settings)
-            let exact = match key {
-                "normalizer" | "decoder" => sentencepiece_json::read_extension(v),
-                _ => None,
-            };
-            serde_json::from_value(exact.unwrap_or_else(|| v.clone()))
-                .map(Some)
-                .map_err(|e| {
-                    let msg = e.to_string();
-                    if msg.contains("unknown variant") {
-                        Error::Unsupported(format!(
-                            "{key}: {msg}; tokensmith does not implement this component yet"
-                        ))
-                    } else {
-                        Error::Format(format!("{key}: {msg}"))
-                    }
-                })
-        }
-    }
-}
-
 impl Tokenizer {
     pub fn new(
         normalizer: Option<Normalizer>,
@@ -122,168 +94,10 @@ impl Tokenizer {
         })
     }
 
-    pub fn from_json(text: &str) -> Result<Self> {
-        let root: Value = serde_json::from_str(text).map_err(|e| Error::Format(format!("not valid JSON: {e}")))?;
-        let root = root
-            .as_object()
-            .ok_or_else(|| Error::Format("the top level must be a JSON object".into()))?;
-        let model_v = root
-            .get("model")
-            .ok_or_else(|| Error::Format("model: missing".into()))?;
-        let normalizer: Option<Normalizer> = component(root, "normalizer")?;
-        let pre_tokenizer: Option<PreTokenizer> = component(root, "pre_tokenizer")?;
-        let post_processor: Option<PostProcessor> = component(root, "post_processor")?;
-        let decoder: Option<Decoder> = component(root, "decoder")?;
-        let added: Vec<AddedToken> = component(root, "added_tokens")?.unwrap_or_default();
-        let byte_level = pre_tokenizer.as_ref().is_some_and(|p| p.is_byte_level());
-        let mut model = ModelKind::from_json(model_v, byte_level, added.len())?;
-        if let ModelKind::Unigram(m) = &mut model {
-            m.keep_written_scores(text);
-        }
-        let mut t = Tokenizer::new(normalizer, pre_tokenizer, model, post_processor, decoder, added)?;
-        for key in ["version", "truncation", "padding"] {
-            if let Some(v) = root.get(key) {
-                t.extra.insert(key.into(), v.clone());
-            }
-        }
-        Ok(t)
-    }
-
-    /// A tokenizer from a tiktoken rank file, its split pattern and special tokens.
-    pub fn from_tiktoken(data: &[u8], pattern: &str, specials: &[(String, u32)]) -> Result<Self> {
-        use crate::models::bpe::tiktoken;
-        let holes: Vec<u32> = specials.iter().map(|s| s.1).collect();
-        let ranks = tiktoken::parse_with_holes(data, &holes)?;
-        let ranks_len = ranks.len();
-        if let Some((tok, id)) = ranks.iter().max_by_key(|(_, id)| *id) {
-            let token = String::from_utf8_lossy(tok);
-            crate::models::check_id("ranks", &token, *id as u64, ranks_len + specials.len())?;
-        }
-        let taken: rustc_hash::FxHashSet<u32> = ranks.iter().map(|r| r.1).collect();
-        let mut model = Bpe::from_ranks(ranks)?;
-        if let Some(b) = (0..=255u8).find(|b| model.token_to_id(&[*b]).is_none()) {
-            return Err(Error::Format(format!(
-                "the single byte 0x{b:02X} has no rank: a tiktoken file must give every byte a rank"
-            )));
-        }
-        let mut added = Vec::with_capacity(specials.len());
-        for (content, id) in specials {
-            crate::models::check_id("special_tokens", content, *id as u64, ranks_len + specials.len())?;
-            if taken.contains(id) {
-                return Err(Error::Config(format!(
-                    "special token {content:?} has id {id}, which is already the rank of a token"
-                )));
-            }
-            // (a second name of an id, an alias, leaves the id's bytes to the first)
-            if !added.iter().any(|a: &AddedToken| a.id == *id) {
-                model.push_token(content.as_bytes(), *id);
-            }
-            added.push(AddedToken {
-                id: *id,
-                content: content.clone(),
-                single_word: false,
-                lstrip: false,
-                rstrip: false,
-                normalized: false,
-                special: true,
-            });
-        }
-        let pre = PreTokenizer::Sequence {
-            pretokenizers: vec![
-                PreTokenizer::Split {
-                    pattern: crate::pattern::Pattern::regex(pattern)?,
-                    behavior: crate::pre_tokenizers::SplitBehavior::Isolated,
-                    invert: false,
-                },
-                PreTokenizer::ByteLevel {
-                    add_prefix_space: false,
-                    trim_offsets: true,
-                    use_regex: false,
-                },
-            ],
-        };
-        let decoder = Decoder::ByteLevel {
-            add_prefix_space: true,
-            trim_offsets: true,
-            use_regex: true,
-        };
-        Tokenizer::new(None, Some(pre), ModelKind::Bpe(model), None, Some(decoder), added)
-    }
-
-    /// The model as a tiktoken rank file, when it encodes exactly as tiktoken
-    /// would (whole-piece lookup, implied merges, ids as ranks).
-    pub fn to_tiktoken(&self) -> Result<String> {
-        use base64::Engine as _;
-        if self.normalizer.is_some() {
-            return Err(Error::Unsupported(
-                "a tiktoken file has no normalizer; this tokenizer normalizes text, save it as tokenizer.json".into(),
-            ));
-        }
-        let added = &self.added;
-        let exclude = |id: u32| added.get(id).is_some();
-        if !self.model.as_bpe().is_some_and(|m| m.is_rank_equivalent(&exclude)) {
-            return Err(Error::Unsupported(
-                "this BPE model merges by an explicit merge list, which a tiktoken rank file cannot express \
-                 exactly (tiktoken merges any two tokens whose concatenation is a token, lowest rank first, \
-                 and looks whole pieces up first); save it as tokenizer.json"
-                    .into(),
-            ));
-        }
-        let mut s = String::with_capacity(self.model.vocab_len() * 12);
-        for (id, tok) in self.model.vocab_entries() {
-            if exclude(id) {
-                continue;
-            }
-            s.push_str(&base64::engine::general_purpose::STANDARD.encode(tok));
-            s.push(' ');
-            s.push_str(&id.to_string());
-            s.push('\n');
-        }
-        Ok(s)
-    }
-
     /// The split regex when the pre-tokenizer is a single regex split
     /// (plus byte-level mapping), as tiktoken encodings have.
     pub fn split_regex(&self) -> Option<String> {
         self.pre_tokenizer.as_ref()?.split_regex()
-    }
-
-    pub fn to_json(&self, pretty: bool) -> Result<String> {
-        let ser = |v: &dyn erased::Ser| v.to_value();
-        let mut root = Map::new();
-        root.insert(
-            "version".into(),
-            self.extra.get("version").cloned().unwrap_or(json!("1.0")),
-        );
-        root.insert(
-            "truncation".into(),
-            self.extra.get("truncation").cloned().unwrap_or(Value::Null),
-        );
-        root.insert(
-            "padding".into(),
-            self.extra.get("padding").cloned().unwrap_or(Value::Null),
-        );
-        root.insert("added_tokens".into(), ser(&self.added.tokens)?);
-        let normalizer = match &self.normalizer {
-            Some(Normalizer::SentencePiece(n)) => sentencepiece_json::write_normalizer(n)?,
-            other => ser(other)?,
-        };
-        root.insert("normalizer".into(), normalizer);
-        root.insert("pre_tokenizer".into(), ser(&self.pre_tokenizer)?);
-        root.insert("post_processor".into(), ser(&self.post_processor)?);
-        let decoder = match &self.decoder {
-            Some(Decoder::SentencePiece(d)) => sentencepiece_json::write_decoder(d)?,
-            other => ser(other)?,
-        };
-        root.insert("decoder".into(), decoder);
-        root.insert("model".into(), self.model.to_json());
-        let v = Value::Object(root);
-        let s = if pretty {
-            serde_json::to_string_pretty(&v)
-        } else {
-            serde_json::to_string(&v)
-        };
-        s.map_err(|e| Error::Format(format!("cannot serialize: {e}")))
     }
 
     pub fn vocab_size(&self) -> usize {
@@ -540,7 +354,7 @@ impl Tokenizer {
         } else {
             self.added.split_raw(text, allowed, &mut segs)?;
         }
-        let rule = crate::trainers::cut_rule(self.pre_tokenizer.as_ref());
+        let rule = crate::cut::cut_rule(self.pre_tokenizer.as_ref());
         // (start, end, added-token id)
         let mut jobs: Vec<(usize, usize, Option<u32>)> = Vec::new();
         for seg in segs {
@@ -553,7 +367,7 @@ impl Tokenizer {
                         let cut = if rest.len() <= PARALLEL_CHUNK {
                             rest.len()
                         } else {
-                            crate::trainers::cut_point(rest, PARALLEL_CHUNK, rule).unwrap_or(rest.len())
+                            crate::cut::cut_point(rest, PARALLEL_CHUNK, rule).unwrap_or(rest.len())
                         };
                         jobs.push((start, start + cut, None));
                         start += cut;
@@ -730,21 +544,6 @@ fn has_trim(p: Option<&PostProcessor>) -> bool {
         Some(PostProcessor::ByteLevel { trim_offsets, .. }) => *trim_offsets,
         Some(PostProcessor::Sequence { processors }) => processors.iter().any(|p| has_trim(Some(p))),
         _ => false,
-    }
-}
-
-mod erased {
-    use crate::error::{Error, Result};
-    use serde_json::Value;
-
-    pub trait Ser {
-        fn to_value(&self) -> Result<Value>;
-    }
-
-    impl<T: serde::Serialize> Ser for T {
-        fn to_value(&self) -> Result<Value> {
-            serde_json::to_value(self).map_err(|e| Error::Format(format!("cannot serialize: {e}")))
-        }
     }
 }
 

@@ -44,7 +44,7 @@ pub struct SentencePieceDecoder {
 }
 
 fn byte_piece(t: &str) -> Option<u8> {
-    crate::models::unigram::parse_byte_piece(t)
+    parse_byte_piece(t)
 }
 
 /// Bytes to text as `sentencepiece` does: a valid character where one
@@ -127,6 +127,16 @@ impl SentencePieceDecoder {
         }
         vec![text]
     }
+}
+
+/// The byte a SentencePiece byte piece (`<0x41>`: two upper-case hex
+/// digits) stands for, if `p` is one.
+pub fn parse_byte_piece(p: &str) -> Option<u8> {
+    let hex = p.strip_prefix("<0x")?.strip_suffix('>')?;
+    if hex.len() != 2 || !hex.bytes().all(|b| b.is_ascii_digit() || (b'A'..=b'F').contains(&b)) {
+        return None;
+    }
+    u8::from_str_radix(hex, 16).ok()
 }
 
 #[cfg(test)]

@@ -7,7 +7,6 @@
 
 pub mod bpe;
 pub mod sp_bpe;
-pub mod sp_model;
 pub mod unigram;
 pub mod wordlevel;
 pub mod wordpiece;

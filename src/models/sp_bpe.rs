@@ -14,9 +14,9 @@
 //! tokensmith rebuilds this model.
 
 use crate::error::{Error, Result};
-use crate::models::unigram::trie::Trie;
 use crate::models::unigram::{PieceType, SpIndex};
 use crate::models::Model;
+use crate::trie::Trie;
 use rustc_hash::FxHashMap;
 use serde_json::{json, Map, Value};
 use std::cmp::Ordering;

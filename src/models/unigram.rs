@@ -18,14 +18,12 @@
 //! `sentencepiece`'s lattice algorithms.
 
 pub mod lattice;
-pub mod pipeline;
-pub mod trie;
 
 use crate::error::{Error, Result};
 use crate::models::Model;
+use crate::trie::Trie;
 use rustc_hash::FxHashMap;
 use serde_json::{json, Value};
-use trie::Trie;
 
 pub use lattice::Rng;
 
@@ -156,7 +154,7 @@ impl SpIndex {
                             "model.vocab[{i}]: byte piece {p:?} in a model without byte_fallback"
                         )));
                     }
-                    match parse_byte_piece(p) {
+                    match crate::decoders::sentencepiece::parse_byte_piece(p) {
                         Some(b) => bytes_found[b as usize] = true,
                         None => return Err(Error::Format(format!("model.vocab[{i}]: invalid byte piece {p:?}"))),
                     }
@@ -627,14 +625,6 @@ fn backtrack<S: Copy>(best: &[(S, u32, u32)], n: usize) -> Vec<Seg> {
     }
     segs.reverse();
     segs
-}
-
-pub(crate) fn parse_byte_piece(p: &str) -> Option<u8> {
-    let hex = p.strip_prefix("<0x")?.strip_suffix('>')?;
-    if hex.len() != 2 || !hex.bytes().all(|b| b.is_ascii_digit() || (b'A'..=b'F').contains(&b)) {
-        return None;
-    }
-    u8::from_str_radix(hex, 16).ok()
 }
 
 impl Model for Unigram {

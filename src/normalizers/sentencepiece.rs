@@ -16,9 +16,9 @@
 //! `▁`, and where rules span grapheme clusters; `tokenizers` has no such
 //! component, so `tokenizer.json` files that use it load in tokensmith only.
 
-use crate::models::unigram::trie::Trie;
 use crate::normalizers::precompiled::Charsmap;
 use crate::normalizers::NormalizedString;
+use crate::trie::Trie;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 

@@ -10,8 +10,7 @@ pub mod unigram;
 mod word_index;
 pub mod wordpiece;
 
-pub(crate) use counter::cut_point;
-pub use counter::{cut_rule, CutRule};
+pub use crate::cut::{cut_rule, CutRule};
 pub use counter::{ErrorPolicy, WordCounter};
 
 /// What a trainer reports while it runs.

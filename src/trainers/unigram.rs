@@ -26,7 +26,7 @@
 use super::sp_common::{digamma, CharClass, PieceRules, Words};
 use super::TrainEvent;
 use crate::error::{Error, Result};
-use crate::models::unigram::trie::Trie;
+use crate::trie::Trie;
 use rayon::prelude::*;
 
 #[derive(Clone, Debug)]

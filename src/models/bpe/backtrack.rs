@@ -180,7 +180,7 @@ impl CharTable {
 
     #[inline(always)]
     fn prefetch(&self, key: u64) {
-        super::table::prefetch(&self.slots[self.slot(key)]);
+        crate::prefetch::prefetch(&self.slots[self.slot(key)]);
     }
 
     #[inline(always)]
@@ -690,11 +690,11 @@ impl Backtrack {
                 );
             }
             if let Some(&(last, _)) = out[start..].last() {
-                super::table::prefetch(&self.memo[Self::memo_at(last, t).0]);
+                crate::prefetch::prefetch(&self.memo[Self::memo_at(last, t).0]);
             }
             // (where a check the memo does not answer starts undoing
             // merges: o200k Chinese +3%, Japanese +3%)
-            super::table::prefetch(&self.split[t as usize]);
+            crate::prefetch::prefetch(&self.split[t as usize]);
             out.push((t, l as u32));
             pos += l;
         }

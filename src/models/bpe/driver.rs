@@ -275,7 +275,7 @@ impl Bpe {
                     let slot = &local.hot[x];
                     let held = local.fp[x] == hot_fp(h);
                     if !held {
-                        table::prefetch(slot);
+                        crate::prefetch::prefetch(slot);
                     }
                     if held && slot.key == key {
                         // (one id mostly: no call to copy a slice)

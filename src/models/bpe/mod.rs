@@ -11,9 +11,6 @@ mod merge;
 mod piece;
 mod serde_impl;
 mod table;
-#[cfg(feature = "python")]
-pub(crate) use table::prefetch;
-pub mod tiktoken;
 
 use crate::models::Model;
 use cache::*;

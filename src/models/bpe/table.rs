@@ -95,7 +95,7 @@ impl PieceTable {
     /// nothing happens on targets without a prefetch instruction).
     #[inline(always)]
     pub fn prefetch(&self, h: u64) {
-        prefetch(&self.slots[self.home(h)]);
+        crate::prefetch::prefetch(&self.slots[self.home(h)]);
     }
 
     /// Insert (or replace) `key` with `ids` (at most `SLOT_IDS`), growing
@@ -174,20 +174,6 @@ pub fn zeroed_slots(n: usize) -> Box<[Slot]> {
 pub fn zeroed_array<const N: usize>() -> Box<[Slot; N]> {
     // SAFETY: as in `zeroed_slots`
     unsafe { Box::<[Slot; N]>::new_zeroed().assume_init() }
-}
-
-/// Start loading the cache line of `r` (a hint: nothing happens on targets
-/// without a prefetch instruction).
-#[inline(always)]
-pub fn prefetch<T>(r: &T) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        // SAFETY: a prefetch reads nothing, and the address is a valid reference's
-        unsafe { _mm_prefetch::<_MM_HINT_T0>((r as *const T).cast::<i8>()) };
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = r;
 }
 
 #[cfg(test)]

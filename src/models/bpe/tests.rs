@@ -49,7 +49,7 @@ fn scanned_text_encodes_like_its_pieces_one_by_one() {
     // a byte-level model without a token for every byte: new pieces are
     // merged where they are looked up, not deferred; and one with every
     // byte (from ranks): deferred and merged together
-    let scanner = crate::scanner::Scanner::for_pattern(crate::pre_tokenizers::GPT2_PATTERN).unwrap();
+    let scanner = crate::scanner::Scanner::for_pattern(crate::patterns::GPT2_PATTERN).unwrap();
     let full = every_byte_and(&["ab", "bc", "abc", " a", " ab", " abc", "ca", "cab", "bcab"]);
     let mut x = 17u64;
     let mut text = String::new();
@@ -69,7 +69,7 @@ fn pieces_of_more_tokens_than_a_slot_are_merged_again_where_they_come_back() {
     // is merged at each flush it comes back in, between new pieces that
     // fill the merge queue, and one whose hot slot another piece took
     // is merged again too.
-    let scanner = crate::scanner::Scanner::for_pattern(crate::pre_tokenizers::CL100K_PATTERN).unwrap();
+    let scanner = crate::scanner::Scanner::for_pattern(crate::patterns::CL100K_PATTERN).unwrap();
     let m = every_byte_and(&["ab", " ab", "cd", " cd"]);
     let mut x = 5u64;
     let mut text = String::new();
@@ -144,10 +144,7 @@ fn windows_of_cached_pieces_encode_like_their_pieces() {
         x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
         text.push_str(words[(x >> 33) as usize % words.len()]);
     }
-    for pattern in [
-        crate::pre_tokenizers::CL100K_PATTERN,
-        crate::pre_tokenizers::O200K_PATTERN,
-    ] {
+    for pattern in [crate::patterns::CL100K_PATTERN, crate::patterns::O200K_PATTERN] {
         let scanner = crate::scanner::Scanner::for_pattern(pattern).unwrap();
         for m in [every_byte_and(&tokens), every_byte_and(&[" ab", "cab"])] {
             assert_scans_like_pieces(&m, &scanner, &text);
@@ -187,7 +184,7 @@ fn long_pieces_from_the_long_hot_cache_encode_like_their_pieces() {
         "ab", "abc", "bc", "cd", "de", "ea", " a", " ab", "abcde", "cdea", "==", "====", " =", "##", "#\n", "\n\n",
     ];
     tokens.extend(whole.iter().map(String::as_str));
-    let scanner = crate::scanner::Scanner::for_pattern(crate::pre_tokenizers::CL100K_PATTERN).unwrap();
+    let scanner = crate::scanner::Scanner::for_pattern(crate::patterns::CL100K_PATTERN).unwrap();
     let mut x = 11u64;
     let mut text = String::new();
     for _ in 0..3000 {
@@ -263,7 +260,7 @@ fn a_threads_hot_cache_starts_with_the_vocabulary_and_follows_its_changes() {
         .map(String::as_str)
         .collect::<Vec<_>>()
         .join(".");
-    let scanner = crate::scanner::Scanner::for_pattern(crate::pre_tokenizers::CL100K_PATTERN).unwrap();
+    let scanner = crate::scanner::Scanner::for_pattern(crate::patterns::CL100K_PATTERN).unwrap();
     std::thread::scope(|s| {
         s.spawn(|| assert_scans_like_pieces(&m, &scanner, &text))
             .join()
@@ -296,7 +293,7 @@ fn three_byte_pieces_from_the_byte_pairs_merge_like_any_other() {
     // every piece of three letters (and of a space and two) over a small
     // alphabet: no merge, one merge either side, ties ("aaa"), and a
     // three-byte token found whole
-    let scanner = crate::scanner::Scanner::for_pattern(crate::pre_tokenizers::GPT2_PATTERN).unwrap();
+    let scanner = crate::scanner::Scanner::for_pattern(crate::patterns::GPT2_PATTERN).unwrap();
     let m = every_byte_and(&["aa", "ab", "ba", "bc", " a", " b", "xa", "abc", " aa"]);
     let letters = ['a', 'b', 'c', 'x'];
     let mut text = String::new();
@@ -321,7 +318,7 @@ fn pieces_waiting_to_be_merged_are_shared_and_never_left_behind() {
     // hot cache), some of 16 to 31 bytes (the wide lanes: runs of
     // `abc` of up to `LONG_SLOT_IDS` tokens, kept in the long hot
     // cache, and more)
-    let scanner = crate::scanner::Scanner::for_pattern(crate::pre_tokenizers::GPT2_PATTERN).unwrap();
+    let scanner = crate::scanner::Scanner::for_pattern(crate::patterns::GPT2_PATTERN).unwrap();
     let mut ranks: Vec<(Vec<u8>, u32)> = (0..=255u8).map(|b| (vec![b], b as u32)).collect();
     for t in [" a", "ab", " ab", "ca", " ca", "abc"] {
         let id = ranks.len() as u32;
@@ -390,7 +387,7 @@ fn pieces_waiting_to_be_merged_are_shared_and_never_left_behind() {
     // taken for a miss), or one that matches in a slot holding another
     // piece (the key decides); with cl100k's pattern, whose ASCII
     // windows take the window loop
-    let scanner = crate::scanner::Scanner::for_pattern(crate::pre_tokenizers::CL100K_PATTERN).unwrap();
+    let scanner = crate::scanner::Scanner::for_pattern(crate::patterns::CL100K_PATTERN).unwrap();
     let mut want = vec![];
     scanner.for_each(&text, |s, e| want.extend(ids(&m, &text[s..e])));
     let encode = || {
@@ -483,7 +480,7 @@ fn the_backtracking_encoder_waits_for_enough_multibyte_text() {
         ranks.push((t.to_vec(), id));
     }
     let m = Bpe::from_ranks(ranks).unwrap();
-    let scanner = crate::scanner::Scanner::for_pattern(crate::pre_tokenizers::CL100K_PATTERN).unwrap();
+    let scanner = crate::scanner::Scanner::for_pattern(crate::patterns::CL100K_PATTERN).unwrap();
     // each piece whole if it is a token, else merged from its bytes
     // with the plain merge loop
     let reference = |text: &str| {
@@ -548,7 +545,7 @@ fn tokens_bpe_does_not_make_are_found_whole_before_backtracking() {
     assert!(!bt.complete());
     assert_eq!(bt.unmade("中中中".as_bytes()), Some(258));
     assert_eq!(bt.unmade("中".as_bytes()), None, "BPE makes 中");
-    let scanner = crate::scanner::Scanner::for_pattern(crate::pre_tokenizers::CL100K_PATTERN).unwrap();
+    let scanner = crate::scanner::Scanner::for_pattern(crate::patterns::CL100K_PATTERN).unwrap();
     for (text, want) in [
         ("中中中", vec![258]),
         ("中中中中", vec![257; 4]),
@@ -574,7 +571,7 @@ fn long_pieces_that_are_tokens_are_found_whole_and_the_filter_follows_new_ones()
     ranks.push((wide.as_bytes().to_vec(), 256));
     ranks.push((wider.as_bytes().to_vec(), 257));
     let mut m = Bpe::from_ranks(ranks).unwrap();
-    let scanner = crate::scanner::Scanner::for_pattern(crate::pre_tokenizers::CL100K_PATTERN).unwrap();
+    let scanner = crate::scanner::Scanner::for_pattern(crate::patterns::CL100K_PATTERN).unwrap();
     let encode = |m: &Bpe, text: &str| {
         let mut got = vec![];
         m.encode_scanned(&scanner, text, &mut got);
@@ -670,7 +667,9 @@ fn tiktoken_rank_files_are_complete() {
             eprintln!("skipped: {file} not found");
             continue;
         };
-        let bpe = tiktoken::parse(&data).and_then(Bpe::from_ranks).unwrap();
+        let bpe = crate::formats::tiktoken::parse(&data)
+            .and_then(Bpe::from_ranks)
+            .unwrap();
         assert!(bpe.backtrack().is_some_and(|bt| bt.complete()), "{file}");
     }
 }

@@ -208,7 +208,7 @@ impl PairLookup for PairTable {
     fn prefetch_at(&self, at: usize) {
         // (no slots where `big` answers)
         if let Some(slot) = self.slots.get(at & self.mask) {
-            crate::models::bpe::table::prefetch(slot);
+            crate::prefetch::prefetch(slot);
         }
     }
 

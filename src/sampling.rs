@@ -2,8 +2,8 @@
 //! normalized and pre-tokenized as `encode` does (added tokens are not split
 //! out), then the Unigram model's lattice runs over the pieces.
 
-use super::{Rng, Unigram};
 use crate::error::{Error, Result};
+use crate::models::unigram::{Rng, Unigram};
 use crate::models::ModelKind;
 use crate::normalizers::{Normalize, NormalizedString};
 use crate::pre_tokenizers::{PreTokenize, PreTokenizedString};

@@ -1,7 +1,11 @@
 //! tiktoken's rank files: one `base64(token) rank` per line.
 
-use super::Bpe;
+use crate::added_tokens::AddedToken;
+use crate::decoders::Decoder;
 use crate::error::{Error, Result};
+use crate::models::{Bpe, Model, ModelKind};
+use crate::pre_tokenizers::PreTokenizer;
+use crate::tokenizer::Tokenizer;
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
 
@@ -82,6 +86,100 @@ pub fn render(bpe: &Bpe) -> String {
         s.push('\n');
     }
     s
+}
+
+impl Tokenizer {
+    /// A tokenizer from a tiktoken rank file, its split pattern and special tokens.
+    pub fn from_tiktoken(data: &[u8], pattern: &str, specials: &[(String, u32)]) -> Result<Self> {
+        let holes: Vec<u32> = specials.iter().map(|s| s.1).collect();
+        let ranks = parse_with_holes(data, &holes)?;
+        let ranks_len = ranks.len();
+        if let Some((tok, id)) = ranks.iter().max_by_key(|(_, id)| *id) {
+            let token = String::from_utf8_lossy(tok);
+            crate::models::check_id("ranks", &token, *id as u64, ranks_len + specials.len())?;
+        }
+        let taken: rustc_hash::FxHashSet<u32> = ranks.iter().map(|r| r.1).collect();
+        let mut model = Bpe::from_ranks(ranks)?;
+        if let Some(b) = (0..=255u8).find(|b| model.token_to_id(&[*b]).is_none()) {
+            return Err(Error::Format(format!(
+                "the single byte 0x{b:02X} has no rank: a tiktoken file must give every byte a rank"
+            )));
+        }
+        let mut added = Vec::with_capacity(specials.len());
+        for (content, id) in specials {
+            crate::models::check_id("special_tokens", content, *id as u64, ranks_len + specials.len())?;
+            if taken.contains(id) {
+                return Err(Error::Config(format!(
+                    "special token {content:?} has id {id}, which is already the rank of a token"
+                )));
+            }
+            // (a second name of an id, an alias, leaves the id's bytes to the first)
+            if !added.iter().any(|a: &AddedToken| a.id == *id) {
+                model.push_token(content.as_bytes(), *id);
+            }
+            added.push(AddedToken {
+                id: *id,
+                content: content.clone(),
+                single_word: false,
+                lstrip: false,
+                rstrip: false,
+                normalized: false,
+                special: true,
+            });
+        }
+        let pre = PreTokenizer::Sequence {
+            pretokenizers: vec![
+                PreTokenizer::Split {
+                    pattern: crate::pattern::Pattern::regex(pattern)?,
+                    behavior: crate::pre_tokenizers::SplitBehavior::Isolated,
+                    invert: false,
+                },
+                PreTokenizer::ByteLevel {
+                    add_prefix_space: false,
+                    trim_offsets: true,
+                    use_regex: false,
+                },
+            ],
+        };
+        let decoder = Decoder::ByteLevel {
+            add_prefix_space: true,
+            trim_offsets: true,
+            use_regex: true,
+        };
+        Tokenizer::new(None, Some(pre), ModelKind::Bpe(model), None, Some(decoder), added)
+    }
+
+    /// The model as a tiktoken rank file, when it encodes exactly as tiktoken
+    /// would (whole-piece lookup, implied merges, ids as ranks).
+    pub fn to_tiktoken(&self) -> Result<String> {
+        use base64::Engine as _;
+        if self.normalizer.is_some() {
+            return Err(Error::Unsupported(
+                "a tiktoken file has no normalizer; this tokenizer normalizes text, save it as tokenizer.json".into(),
+            ));
+        }
+        let added = &self.added;
+        let exclude = |id: u32| added.get(id).is_some();
+        if !self.model.as_bpe().is_some_and(|m| m.is_rank_equivalent(&exclude)) {
+            return Err(Error::Unsupported(
+                "this BPE model merges by an explicit merge list, which a tiktoken rank file cannot express \
+                 exactly (tiktoken merges any two tokens whose concatenation is a token, lowest rank first, \
+                 and looks whole pieces up first); save it as tokenizer.json"
+                    .into(),
+            ));
+        }
+        let mut s = String::with_capacity(self.model.vocab_len() * 12);
+        for (id, tok) in self.model.vocab_entries() {
+            if exclude(id) {
+                continue;
+            }
+            s.push_str(&base64::engine::general_purpose::STANDARD.encode(tok));
+            s.push(' ');
+            s.push_str(&id.to_string());
+            s.push('\n');
+        }
+        Ok(s)
+    }
 }
 
 #[cfg(test)]
