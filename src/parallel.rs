@@ -269,6 +269,13 @@ type Placed = (usize, usize, usize, bool);
 type Side<E> = (Vec<Placed>, Vec<Vec<u32>>, Option<(usize, E)>);
 
 /// `map_flat` on two threads, see there.
+///
+/// Two threads are a case of their own (the machines this is tuned for
+/// have two cores): each takes texts from its end of the batch and writes
+/// into one shared buffer from that end, so nothing is copied to join them;
+/// with more threads `map_flat` gathers per thread and copies in order.
+/// Long because both sides, the spill when the buffer is short and the
+/// join are one protocol over that buffer.
 fn two_ends<S, E: Send>(
     pool: &ThreadPool,
     n: usize,

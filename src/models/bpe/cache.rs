@@ -1,7 +1,26 @@
-//! The caches of encoded pieces: the global map, each thread's hot cache
-//! (direct mapped, fingerprinted, seeded with the vocabulary's short
-//! tokens), its piece table and spill, the long hot slots and the long
-//! cache; and the keys they are looked up by.
+//! The caches of encoded pieces, and the keys they are looked up by.
+//!
+//! Every tier answers the same three questions for the driver: get (the
+//! tokens of a piece, if held), insert (keep a piece's tokens) and
+//! prefetch (start loading where a get will look). A thread keeps one
+//! `LocalCache` per model it used last (up to `LOCAL_MODELS`), told apart
+//! by the model's `generation`; the driver reaches it only through the
+//! methods below `LocalCache::begin`.
+//!
+//! | tier | key | holds | bound |
+//! |---|---|---|---|
+//! | hot (`LocalCache::hot`, `fp`) | a short piece (≤ `SHORT_MAX` bytes) packed in 16 bytes | ≤ `SLOT_IDS` tokens, direct mapped | 64K slots × 32 B = 2 MB, + 64 KB of fingerprints, a thread and model |
+//! | long hot (`long_hot`) | a piece of 16-31 bytes in 32 | ≤ `LONG_SLOT_IDS` tokens, direct mapped | 4K × 64 B = 256 KB |
+//! | table (`table`, `spill`) | a short piece | any number of tokens | `LOCAL_WORKING` entries (2 MB of slots), then cleared |
+//! | long (`long`) | a piece of 16-63 bytes met twice | its tokens | `LONG_ENTRIES` pieces, then cleared; 8 KB of seen bits |
+//! | global (`Bpe::cache`) | any piece ≤ `CACHE_MAX_PIECE` bytes (models that do not merge from bytes) | its tokens | `CACHE_CAPACITY` pieces a model |
+//! | seed (`HotSeed`) | the vocabulary's short tokens | their ids | 1.3 MB a model, copied into each new thread's hot cache |
+//!
+//! So a thread holds at most about 5 MB a model (the hot tiers, the table
+//! at its working size, the long cache full), for at most `LOCAL_MODELS`
+//! models; a model holds its seed and, if it does not merge from bytes,
+//! its global cache. The caches never decide a result: a held piece's
+//! tokens are those the merge gave it, and a key compares all its bytes.
 
 use super::*;
 
@@ -314,6 +333,108 @@ impl LocalCache {
         }
     }
 
+    // The interface the driver uses, tier by tier: get, insert, prefetch
+    // (the fields stay visible to the engine's tests, which set up states).
+
+    /// Start an encode on this cache: the thread's buffers, and the hot
+    /// slots cleared if an earlier encode stopped half-way (it may have
+    /// left `PENDING` slots).
+    pub(super) fn begin(&mut self) -> Work {
+        if self.busy {
+            self.hot.fill(Slot::default());
+            self.fp.fill(0);
+            self.long_hot.fill(LongSlot::default());
+        }
+        self.busy = true;
+        std::mem::take(&mut self.work)
+    }
+
+    /// End an encode: its buffers kept for the next.
+    pub(super) fn end(&mut self, work: Work) {
+        self.work = work;
+        self.busy = false;
+    }
+
+    /// The hot slots and their fingerprints, for loops that read them in
+    /// place (their addresses stay in registers).
+    #[inline(always)]
+    pub(super) fn hot_arrays(&self) -> (&[Slot; 1 << HOT_BITS], &[u8; 1 << HOT_BITS]) {
+        (&self.hot, &self.fp)
+    }
+
+    /// The hot slot at `x` (`hot_index`), and whether its fingerprint is
+    /// `h`'s (a hint: the slot's key decides).
+    #[inline(always)]
+    pub(super) fn hot_probe(&self, x: usize, h: u64) -> (&Slot, bool) {
+        (&self.hot[x], self.fp[x] == hot_fp(h))
+    }
+
+    /// Clear the hot slot at `x` if it still says `key` waits to be merged
+    /// (its tokens turned out more than a slot holds).
+    #[inline]
+    pub(super) fn drop_pending(&mut self, x: usize, key: [u64; 2]) {
+        if self.hot[x].key == pending_key(key) {
+            self.hot[x] = Slot::default();
+        }
+    }
+
+    /// The thread's table entry of a short piece.
+    #[inline(always)]
+    pub(super) fn table_get(&self, key: &[u64; 2], h: u64) -> Option<&Slot> {
+        self.table.get(key, h)
+    }
+
+    /// Start loading the thread table's slot of `h`.
+    #[inline(always)]
+    pub(super) fn prefetch(&self, h: u64) {
+        self.table.prefetch(h);
+    }
+
+    /// The long hot slot a long key (`long_key_at`) maps to.
+    #[inline(always)]
+    pub(super) fn long_slot(&self, key: &[u64; 4]) -> &LongSlot {
+        &self.long_hot[long_index(key)]
+    }
+
+    /// Mark a long piece as waiting in `Work::wide` at `start`: a later
+    /// copy shares its merge (`long_pending_key`).
+    #[inline]
+    pub(super) fn long_pending(&mut self, key: [u64; 4], start: u32) {
+        self.long_hot[long_index(&key)] = LongSlot {
+            key: long_pending_key(key),
+            ids: [start, 0, 0, 0, 0, 0, 0],
+            n: 0,
+        };
+    }
+
+    /// The thread's tokens of a long piece, kept in the long hot slots too
+    /// when found (the next copy is found by the scanner's loop).
+    #[inline]
+    pub(super) fn long_get(&mut self, piece: &[u8]) -> Option<&[u32]> {
+        let ids = self.long.get(piece)?;
+        keep_long(&mut self.long_hot, piece, ids);
+        Some(ids)
+    }
+
+    /// Whether a long piece about to be merged was merged before (then it
+    /// is kept: `LongCache::seen_before`).
+    #[inline]
+    pub(super) fn long_seen_before(&mut self, piece: &[u8]) -> bool {
+        self.long.seen_before(piece)
+    }
+
+    /// Keep a long piece's tokens in the thread's long cache.
+    #[inline]
+    pub(super) fn long_insert(&mut self, piece: &[u8], ids: &[u32]) {
+        self.long.insert(piece, ids);
+    }
+
+    /// Keep a long piece's tokens in the long hot slots (`keep_long`).
+    #[inline]
+    pub(super) fn keep_long(&mut self, piece: &[u8], ids: &[u32]) {
+        keep_long(&mut self.long_hot, piece, ids);
+    }
+
     /// Put `slot` in the hot cache at `x`, the slot of hash `h`.
     #[inline(always)]
     pub(super) fn set_hot(&mut self, x: usize, h: u64, slot: Slot) {
@@ -436,7 +557,7 @@ impl Bpe {
     pub(super) fn hot_seed(&self) -> Option<&HotSeed> {
         self.hot_seed
             .get_or_init(|| {
-                if !self.ignore_merges || self.dropout.is_some_and(|d| d > 0.0) {
+                if !self.ignore_merges || self.dropping() {
                     return None;
                 }
                 // (by id, lowest first: a slot keeps the first token put

@@ -130,7 +130,7 @@ impl Bpe {
     /// Encode every piece a scanner cuts from `text`, appending ids only.
     /// The same ids as `encode_piece` on each piece.
     pub fn encode_scanned_text(&self, scanner: &crate::scanner::Scanner, text: &str, out: &mut Vec<u32>) {
-        if self.dropout.is_some_and(|d| d > 0.0) {
+        if self.dropping() {
             // random merges: nothing can be cached
             let mut buf = Vec::with_capacity(64);
             scanner.for_each(text, |s, e| {
@@ -162,6 +162,10 @@ impl Bpe {
         });
     }
 
+    /// One long function on purpose: the scanner inlines both closures into
+    /// its loop, where the hot cache's arrays and the output's length stay
+    /// in registers; each piece handed to a function of its own paid a call
+    /// that costs more than most pieces' look-up (`docs/encoder.md`).
     pub(super) fn encode_scanned_with(
         &self,
         scanner: &crate::scanner::Scanner,
@@ -174,15 +178,8 @@ impl Bpe {
         let mut buf: Vec<(u32, u32)> = Vec::new();
         // (the thread's buffers, kept from call to call: a batch of small
         // documents would otherwise allocate them for each)
-        let mut work = std::mem::take(&mut local.work);
-        if local.busy {
-            // (an encode that stopped half-way left pending slots)
-            local.hot.fill(Slot::default());
-            local.fp.fill(0);
-            local.long_hot.fill(LongSlot::default());
-        }
-        local.busy = true;
-        work.defer = self.merges_from_bytes() && self.dropout.is_none_or(|d| d <= 0.0);
+        let mut work = local.begin();
+        work.defer = self.merges_from_bytes();
         // Pieces of `SHORT_MAX` to `WIDER_MAX` bytes the vocabulary and the
         // thread's cache lack (random text, new long names, separator lines)
         // wait too, for the wide lanes where the CPU has them: merged one by
@@ -217,8 +214,7 @@ impl Bpe {
                 out.reserve((SLOT_IDS + 1) * crate::scanner::WINDOW_BYTES);
                 let (dst, mut k) = (out.as_mut_ptr(), out.len());
                 // (the array, not its box: its address stays in a register)
-                let hot: &[Slot; 1 << HOT_BITS] = &local.hot;
-                let fps: &[u8; 1 << HOT_BITS] = &local.fp;
+                let (hot, fps) = local.hot_arrays();
                 while bits != 0 {
                     let e = base + bits.trailing_zeros() as usize;
                     let len = e - i;
@@ -272,8 +268,7 @@ impl Bpe {
                     let x = hot_index(h);
                     // (a byte that differs: not held, nor waiting; the
                     // slot is read in `look_up`, its line asked for now)
-                    let slot = &local.hot[x];
-                    let held = local.fp[x] == hot_fp(h);
+                    let (slot, held) = local.hot_probe(x, h);
                     if !held {
                         crate::prefetch::prefetch(slot);
                     }
@@ -302,7 +297,7 @@ impl Bpe {
                         self.short.prefetch(h);
                     }
                     if keep {
-                        local.table.prefetch(h);
+                        local.prefetch(h);
                     }
                     (key, h)
                 } else if let Some(id) = self.space_run(piece) {
@@ -311,7 +306,7 @@ impl Bpe {
                 } else if defer_long && piece.len() <= merge::WIDER_MAX && !self.backtracks(piece) {
                     if piece.len() <= merge::WIDE_MAX {
                         let key = long_key_at(bytes, s, piece.len());
-                        let slot = &local.long_hot[long_index(&key)];
+                        let slot = local.long_slot(&key);
                         if slot.key == key {
                             push_ids(out, &slot.ids, slot.n as usize);
                             return;
@@ -342,8 +337,7 @@ impl Bpe {
         let (out, local) = ctx;
         self.look_up(bytes, &chunk[..n], local, &mut work, out);
         self.flush(bytes, local, &mut work, out);
-        local.work = work;
-        local.busy = false;
+        local.end(work);
     }
 
     /// The ids of a piece longer than `SHORT_MAX` bytes, not cached. (Not
@@ -439,7 +433,7 @@ impl Bpe {
             let (key, h) = (p.key, p.h);
             let hot = hot_index(h);
             // (the same piece earlier in the chunk may have filled it)
-            let slot = local.hot[hot];
+            let slot = *local.hot_probe(hot, h).0;
             if slot.key == key {
                 work.place(out, p.at, &slot.ids[..slot.n as usize]);
                 continue;
@@ -515,7 +509,7 @@ impl Bpe {
                 );
                 continue;
             }
-            if let Some(slot) = local.table.get(&key, h) {
+            if let Some(slot) = local.table_get(&key, h) {
                 let slot = *slot;
                 work.place(out, p.at, local.tokens(&slot));
                 if slot.ids[2] != SPILLED {
@@ -587,7 +581,7 @@ impl Bpe {
         // code: 181 of the 435 long pieces that got here.
         let key = (p.len <= merge::WIDE_MAX).then(|| long_key_at(bytes, p.start, p.len));
         if let Some(key) = key {
-            let slot = &local.long_hot[long_index(&key)];
+            let slot = local.long_slot(&key);
             if slot.key == long_pending_key(key) {
                 work.marks.push(Mark {
                     at: p.at,
@@ -600,18 +594,16 @@ impl Bpe {
         if self.ignore_merges && self.maybe_long_token(piece) {
             if let Some(&id) = self.vocab.get(piece) {
                 out[p.at] = id;
-                keep_long(&mut local.long_hot, piece, &[id]);
+                local.keep_long(piece, &[id]);
                 return;
             }
         }
-        let long = &mut local.long;
-        if let Some(ids) = long.get(piece) {
+        if let Some(ids) = local.long_get(piece) {
             work.place(out, p.at, ids);
-            keep_long(&mut local.long_hot, piece, ids);
             return;
         }
         let waiting = Pending {
-            h: long.seen_before(piece) as u64,
+            h: local.long_seen_before(piece) as u64,
             ..*p
         };
         let Some(key) = key else {
@@ -625,11 +617,7 @@ impl Bpe {
         };
         // (marked as waiting: a later copy shares the merge)
         let start = work.wide.len() as u32;
-        local.long_hot[long_index(&key)] = LongSlot {
-            key: long_pending_key(key),
-            ids: [start, 0, 0, 0, 0, 0, 0],
-            n: 0,
-        };
+        local.long_pending(key, start);
         work.wide.push(waiting);
         work.marks.push(Mark {
             at: p.at,
@@ -643,6 +631,10 @@ impl Bpe {
     /// waits for the pair table overlap; those longer than `SHORT_MAX` in
     /// `merge_bytes_many_wide`), cache them, and replace every mark left in
     /// `out` by its tokens.
+    ///
+    /// Long on purpose: one pass over `out` that moves every id once, with
+    /// the merges' results, the caches' updates and the marks' replacements
+    /// in the same loop (a pass per concern read `out` again each time).
     #[inline(never)]
     pub(super) fn flush(&self, bytes: &[u8], local: &mut LocalCache, work: &mut Work, out: &mut Vec<u32>) {
         if work.marks.is_empty() {
@@ -668,14 +660,12 @@ impl Bpe {
             for (i, p) in work.merging.iter().enumerate() {
                 let tokens = &work.merged[i][..work.counts[i] as usize];
                 let x = hot_index(p.h);
-                let hot = &mut local.hot[x];
                 if tokens.len() <= SLOT_IDS {
-                    *hot = Slot::new(p.key, tokens);
-                    local.fp[x] = hot_fp(p.h);
-                } else if hot.key == pending_key(p.key) {
-                    // (its `PENDING` slot: more tokens than a slot holds,
-                    // merged again where it comes back)
-                    *hot = Slot::default();
+                    local.set_hot(x, p.h, Slot::new(p.key, tokens));
+                } else {
+                    // (more tokens than a slot holds: merged again where
+                    // it comes back)
+                    local.drop_pending(x, p.key);
                 }
             }
         }
@@ -699,9 +689,9 @@ impl Bpe {
             for (i, p) in wide.iter().enumerate() {
                 let tokens = &work.merged_wide[i][..work.counts_wide[i] as usize];
                 let piece = &bytes[p.start..p.start + p.len];
-                keep_long(&mut local.long_hot, piece, tokens);
+                local.keep_long(piece, tokens);
                 if p.h != 0 {
-                    local.long.insert(piece, tokens);
+                    local.long_insert(piece, tokens);
                 }
             }
         }
@@ -725,7 +715,7 @@ impl Bpe {
             for (i, p) in wider.iter().enumerate() {
                 if p.h != 0 {
                     let tokens = &work.merged_wider[i][..work.counts_wider[i] as usize];
-                    local.long.insert(&bytes[p.start..p.start + p.len], tokens);
+                    local.long_insert(&bytes[p.start..p.start + p.len], tokens);
                 }
             }
         }

@@ -15,6 +15,7 @@ mod table;
 use crate::models::Model;
 use cache::*;
 use driver::*;
+use piece::Strategy;
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::sync::RwLock;
 use table::{PieceTable, Slot, SLOT_IDS};
@@ -58,6 +59,9 @@ pub struct Bpe {
     byte_ids: [u32; 256],
     /// Every byte is a token (`byte_ids` has no `NONE`).
     all_bytes: bool,
+    /// How pieces are merged: chosen when the model is built (`Strategy::of`)
+    /// and again when a token is added.
+    strategy: Strategy,
     fallback_ids: [u32; 256],
     /// The tokens of at most `SHORT_MAX` bytes by packed key (see `short_key`):
     /// a whole-piece lookup without hashing a slice or comparing bytes.
@@ -224,7 +228,7 @@ impl Bpe {
             let key = short_key(t);
             short.insert(key, PieceTable::hash(&key), &[id]);
         }
-        let bpe = Bpe {
+        let mut bpe = Bpe {
             vocab,
             vocab_r,
             merges,
@@ -239,6 +243,7 @@ impl Bpe {
             dropout: opts.dropout,
             json_form: JsonForm::default(),
             all_bytes: !byte_ids.contains(&NONE),
+            strategy: Strategy::Symbols,
             byte_ids,
             fallback_ids,
             short,
@@ -252,6 +257,7 @@ impl Bpe {
             cache: RwLock::new(FxHashMap::default()),
             generation: next_generation(),
         };
+        bpe.strategy = Strategy::of(&bpe);
         // (made with the model, not at its first encode: 2.5 ms for
         // cl100k's 100K tokens, 4.5 ms for o200k's 200K)
         if bpe.ignore_merges {
@@ -282,7 +288,7 @@ impl Bpe {
     /// Whether this model encodes exactly as tiktoken would with ids as ranks:
     /// whole-piece lookup first, every implied pair a merge, merge order = id order.
     pub fn is_rank_equivalent(&self, exclude: &dyn Fn(u32) -> bool) -> bool {
-        if !self.ignore_merges || !self.byte_level || self.dropout.is_some_and(|d| d > 0.0) {
+        if !self.ignore_merges || !self.byte_level || self.dropping() {
             return false;
         }
         if self.continuing_subword_prefix.is_some()
@@ -400,6 +406,7 @@ impl Bpe {
             self.short.insert(key, PieceTable::hash(&key), &[id]);
         }
         // earlier results may no longer hold
+        self.strategy = Strategy::of(self);
         self.generation = next_generation();
         self.byte_pairs = std::sync::OnceLock::new();
         self.pair_table = std::sync::OnceLock::new();

@@ -12,6 +12,38 @@ pub(super) const RUN_MIN: usize = 8192;
 /// is built (see `Bpe::backtracks`).
 pub(super) const BACKTRACK_AFTER: usize = 64 << 10;
 
+/// How a model merges its pieces, chosen once from its options and
+/// vocabulary (`Strategy::of`), so that the encoder's paths ask one value
+/// rather than re-deriving it from flags.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Strategy {
+    /// BPE-dropout (`dropout > 0`): the reference merge on the merge map,
+    /// merges skipped at random; nothing cached.
+    Dropout,
+    /// Byte-level, every byte a token, no prefix or suffix: merges start
+    /// from the byte-pair table, new short pieces are merged many at a time
+    /// (`flush`), long runs of one character are extrapolated, and
+    /// multi-byte pieces take the backtracking encoder where merges are
+    /// ranked by the ids they make (`backtrack`).
+    Bytes,
+    /// Anything else (character-level models, a prefix or suffix, bytes
+    /// missing from the vocabulary): symbols from the vocabulary, the
+    /// reference merge on the pair table.
+    Symbols,
+}
+
+impl Strategy {
+    pub(super) fn of(m: &Bpe) -> Strategy {
+        if m.dropout.is_some_and(|d| d > 0.0) {
+            Strategy::Dropout
+        } else if m.byte_level && m.plain() && m.all_bytes {
+            Strategy::Bytes
+        } else {
+            Strategy::Symbols
+        }
+    }
+}
+
 /// The byte length of the character `piece` repeats, if it is one repeated.
 pub(super) fn run_unit(piece: &[u8]) -> Option<usize> {
     let unit = match piece.first()? {
@@ -178,7 +210,12 @@ impl Bpe {
 
     /// Whether pieces can start from `byte_pairs` (see `encode_merging`).
     pub(super) fn merges_from_bytes(&self) -> bool {
-        self.byte_level && self.plain() && self.all_bytes
+        self.strategy == Strategy::Bytes
+    }
+
+    /// Whether merges are skipped at random (BPE-dropout).
+    pub(super) fn dropping(&self) -> bool {
+        self.strategy == Strategy::Dropout
     }
 
     /// The merges as the encoder looks them up.
@@ -206,7 +243,7 @@ impl Bpe {
     /// enough for `encode_run` and the model merges from bytes without
     /// dropout.
     pub(super) fn run_unit(&self, piece: &[u8]) -> Option<usize> {
-        let applies = piece.len() >= RUN_MIN && self.dropout.is_none_or(|d| d <= 0.0) && self.merges_from_bytes();
+        let applies = piece.len() >= RUN_MIN && self.merges_from_bytes();
         applies.then(|| run_unit(piece)).flatten()
     }
 
@@ -265,7 +302,7 @@ impl Bpe {
     /// `encode_piece` after the whole-piece lookup: the piece cache, else
     /// the merges (`syms`: a scratch buffer).
     pub(super) fn encode_merging(&self, piece: &[u8], out: &mut Vec<(u32, u32)>, syms: &mut Vec<(u32, u32)>) {
-        let no_dropout = self.dropout.is_none_or(|d| d <= 0.0);
+        let no_dropout = !self.dropping();
         if let Some(run) = self.run_unit(piece).and_then(|unit| self.encode_run(piece, unit, syms)) {
             out.reserve(run.len());
             out.extend(run.tokens());
@@ -313,7 +350,7 @@ impl Bpe {
     /// not ASCII (no build, no count here).
     #[inline(always)]
     pub(super) fn backtrack_built(&self) -> bool {
-        self.backtrack.get().is_some_and(Option::is_some) && self.dropout.is_none_or(|d| d <= 0.0)
+        self.backtrack.get().is_some_and(Option::is_some) && !self.dropping()
     }
 
     /// Whether long multi-byte pieces take the backtracking encoder (built now if not yet).
@@ -335,7 +372,7 @@ impl Bpe {
     /// against 235 with the encoder built earlier).
     #[inline]
     pub(super) fn backtracks(&self, piece: &[u8]) -> bool {
-        if piece.len() <= 6 || self.dropout.is_some_and(|d| d > 0.0) || piece.is_ascii() {
+        if piece.len() <= 6 || self.dropping() || piece.is_ascii() {
             return false;
         }
         if let Some(built) = self.backtrack.get() {
@@ -350,7 +387,7 @@ impl Bpe {
 
     /// Merge `piece` into `syms` (empty on entry): no cache, no whole-piece lookup.
     pub(super) fn merge_piece(&self, piece: &[u8], syms: &mut Vec<(u32, u32)>) {
-        if self.dropout.is_some_and(|d| d > 0.0) {
+        if self.dropping() {
             self.initial_symbols(piece, syms);
             merge::merge_symbols(syms, &self.merges, self.dropout);
             return;

@@ -82,6 +82,11 @@ impl Lane32 for i32 {}
 
 /// The AVX-512 body of `merge_bytes_across`.
 ///
+/// Long on purpose: each group's step (read the ranks its last merge made,
+/// find each lane's lowest pair, merge, look up the new pairs and prefetch
+/// them) keeps its vectors in registers from one part to the next; the
+/// steps are marked by comments rather than split into calls.
+///
 /// # Safety
 /// The CPU has AVX2, AVX-512F and DQ; `merges` is a pair table by id.
 #[target_feature(enable = "avx2,avx512f,avx512dq")]
