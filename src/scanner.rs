@@ -298,8 +298,8 @@ fn utf8_len(c: u8) -> usize {
 
 /// How far ahead of a window the text is prefetched (bytes): the first
 /// load of a window waited for the text in about a third of its samples
-/// (the encoder's tables push it out of the second-level cache). Native
-/// A/B, cl100k code: 256 +1.6%, 1024 +3.8%, 2048 and 4096 as 1024.
+/// (the encoder's tables push it out of the second-level cache); closer
+/// is too late, further gains nothing (`docs/encoder.md`, constants).
 const PREFETCH_AHEAD: usize = 1024;
 
 /// Start loading the cache line of `b[i]` (nothing past the end).

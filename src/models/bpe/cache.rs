@@ -147,17 +147,12 @@ impl LongCache {
     }
 }
 
-/// Bits of the hot cache index: 64K slots of 32 bytes (2 MB). 8K held 1-2%
-/// fewer of a document's pieces than 16K and encoded 2-4% slower; 32K,
-/// twice a Zen 3 core's second-level cache, measured no faster than 16K
-/// until the window loop took the cached pieces (`encode_scanned_with`),
-/// then English 3-4% faster (cl100k and o200k; code and Chinese the same).
-/// 64K, with the seed (twice the tokens) and the one-multiply hash (an
-/// Intel core with 2 MB of second-level cache): cl100k English +3.6%, code
-/// +1%, o200k +1.6% / +1.4% (simulated on the code megabyte after its
-/// warm-up: whole tokens missed 4,695 -> 2,783). A new thread's first
-/// encode (its hot cache zeroed and seeded) takes 0.2-0.3 ms instead of
-/// 0.1.
+/// Bits of the hot cache index: 64K slots of 32 bytes (2 MB), as large as
+/// the second-level cache of the cores it was tuned on, so that a
+/// document's pieces rarely evict each other and the seed (the
+/// vocabulary's short tokens) fits beside them; the price is a new
+/// thread's first encode, which zeroes and seeds it. Each size tried is
+/// in `docs/encoder.md` (constants).
 pub(super) const HOT_BITS: u32 = 16;
 
 /// A piece's slot in the hot cache, from its hash's top bits.
@@ -300,8 +295,7 @@ pub(super) const LOCAL_START: usize = 1 << 10;
 /// or code leaves 8-16 thousand merged pieces here; doubling from the start
 /// size, the table grew again (a new block, every entry moved) in the middle
 /// of the second megabyte a thread encoded, and in a virtual machine a block
-/// of never-used memory costs far more than its zeroing (a 1 MB document
-/// took 35% longer). So its first growth goes straight to this size, within
+/// of never-used memory costs far more than its zeroing. So its first growth goes straight to this size, within
 /// the first few tens of kilobytes of a thread's text (at 4K entries, the
 /// 1 MB of code that warmed o200k up had not filled it yet).
 pub(super) const LOCAL_WORKING: usize = 1 << 15;

@@ -27,7 +27,8 @@ pub(super) const MARK: u32 = u32::MAX;
 /// Pieces merged together (at least) in a `flush`: enough for the wide
 /// lanes to get several long pieces too (in random text, one piece in
 /// twenty); the instances of a piece within that span share one merge
-/// (`PENDING`). (16 made base64 about 20% slower.)
+/// (`PENDING`). (Fewer leave random text's lanes half empty: see
+/// `docs/encoder.md`, constants.)
 pub(super) const DEFER: usize = 64;
 
 /// Marks that make `look_up` flush (a bound on `flush`'s pass over `out`).
@@ -254,10 +255,9 @@ impl Bpe {
                     // A piece for the backtracking encoder (Chinese,
                     // Japanese, Korean …; never cached, see `look_up`),
                     // once it is built: encoded now, its tokens appended,
-                    // instead of a mark that `look_up` and `flush` replace
-                    // (o200k Chinese +4%, Korean +10%, Hindi +3%, Russian
-                    // +4%), and without a wait for its hot slot, which
-                    // cannot hold it (o200k Chinese +3%). (What
+                    // instead of a mark that `look_up` and `flush` replace,
+                    // and without a wait for its hot slot, which cannot
+                    // hold it (both measured in `docs/encoder.md`). (What
                     // `backtracks` would check, already known: no second
                     // pass over the bytes.)
                     if piece.len() > 6 && not_ascii(key) && self.backtrack_built() {
@@ -381,7 +381,7 @@ impl Bpe {
 
     /// `backtracked_piece` if `piece` goes to the backtracking encoder.
     /// (Not inlined: in the scanner's loop it crowded the ASCII pieces'
-    /// path, code -3%.)
+    /// path.)
     #[inline(never)]
     pub(super) fn backtracked_now(&self, piece: &[u8], syms: &mut Vec<(u32, u32)>, out: &mut Vec<u32>) -> bool {
         if !self.backtracks(piece) {
@@ -485,12 +485,9 @@ impl Bpe {
                 // Merged in `flush`, with the others, and kept in the hot
                 // cache only (if it has at most `SLOT_IDS` tokens): a piece
                 // the hot cache lost to another is merged again. Kept in the
-                // thread's table too, the pieces of a megabyte of English or
-                // code found there again were 170-190 (warmed up on other
-                // text), for a prefetch on every hot miss and a lookup and
-                // an insert for every piece merged: without it, cl100k and
-                // o200k English +1%, code +2.2-2.4%; batches and 31 MB on one
-                // thread level.
+                // thread's table too, few of them were ever found there
+                // again, for a prefetch on every hot miss and a lookup and
+                // an insert for every piece merged (`docs/encoder.md`).
                 let at = work.merging.len() as u32;
                 work.marks.push(Mark {
                     at: p.at,

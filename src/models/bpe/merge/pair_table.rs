@@ -11,8 +11,7 @@ use super::*;
 /// front (`filter`, a few hundred KB) turn most pairs that do not merge
 /// away without reading the table, where a lookup is not prefetched
 /// (`pair`: the backtracking encoder's compatibility checks, most of whose
-/// pairs do not merge; with one bit a pair, o200k Chinese was 4-5%
-/// slower).
+/// pairs do not merge; one bit a pair let too many through).
 pub struct PairTable {
     /// Each merge ranked by its merged id (same order as the ranks): a
     /// slot's rank is its id. Otherwise the id is `ids[rank]`.
