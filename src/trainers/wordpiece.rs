@@ -151,6 +151,35 @@ struct State {
 }
 
 impl State {
+    /// The counts of the symbols and pairs of `words` (symbols below
+    /// `n_tokens`), with every pair on the heap.
+    fn new(score: Score, words: &Words, n_tokens: usize) -> Self {
+        let mut st = State {
+            score,
+            total: 0,
+            sym_count: Vec::new(),
+            pair_counts: FxHashMap::default(),
+            right_of: Vec::new(),
+            left_of: Vec::new(),
+            heap: BinaryHeap::new(),
+        };
+        st.grow(n_tokens);
+        for (_, w, c) in words.iter() {
+            for &s in w {
+                st.sym_count[s as usize] += c;
+            }
+            st.total += c * w.len() as u64;
+            for p in w.windows(2) {
+                st.add_pair((p[0], p[1]), c as i64);
+            }
+        }
+        let all: Vec<Pair> = st.pair_counts.keys().copied().collect();
+        for p in all {
+            st.push(p);
+        }
+        st
+    }
+
     fn entry(&self, pair: Pair) -> Option<Entry> {
         let count = *self.pair_counts.get(&pair)?;
         let (ca, cb) = (self.sym_count[pair.0 as usize], self.sym_count[pair.1 as usize]);
@@ -170,6 +199,32 @@ impl State {
         }
     }
 
+    /// The best pair seen at least `min_count` times, off the heap; None
+    /// when no pair is left.
+    ///
+    /// A popped entry whose score is no longer current goes back with the
+    /// current one when that is lower (it may still be the best later), and
+    /// is dropped when the pair is gone; a pair seen too rarely is dropped
+    /// too (pushed again if its count ever grows).
+    fn pop_best(&mut self, min_count: u64) -> Option<Entry> {
+        while let Some(top) = self.heap.pop() {
+            match self.entry(top.pair) {
+                None => continue,
+                Some(now) if now != top => {
+                    if now < top {
+                        self.heap.push(now);
+                    }
+                    continue;
+                }
+                Some(_) => {}
+            }
+            if top.count >= min_count {
+                return Some(top);
+            }
+        }
+        None
+    }
+
     fn add_pair(&mut self, pair: Pair, delta: i64) {
         let c = self.pair_counts.entry(pair).or_insert(0);
         let was = *c;
@@ -182,6 +237,31 @@ impl State {
         } else if was == 0 {
             self.right_of[pair.0 as usize].insert(pair.1);
             self.left_of[pair.1 as usize].insert(pair.0);
+        }
+    }
+
+    /// Push again the pairs whose score may have risen after a merge that
+    /// changed the pair counts by `touched` and the symbol counts by
+    /// `changed_syms`: pairs whose count rose, every pair whose count
+    /// changed under the likelihood gain (it can rise as a count falls),
+    /// and every pair holding a symbol whose count fell.
+    fn push_risen(&mut self, touched: &[(Pair, i64)], changed_syms: &[(u32, i64)]) {
+        for &(p, d) in touched {
+            if d > 0 || self.score == Score::Likelihood {
+                self.push(p);
+            }
+        }
+        let mut rising: Vec<Pair> = Vec::new();
+        for &(s, d) in changed_syms {
+            if d < 0 {
+                rising.extend(self.right_of[s as usize].iter().map(|&r| (s, r)));
+                rising.extend(self.left_of[s as usize].iter().map(|&l| (l, s)));
+            }
+        }
+        rising.sort_unstable();
+        rising.dedup();
+        for p in rising {
+            self.push(p);
         }
     }
 
@@ -205,6 +285,52 @@ impl State {
     }
 }
 
+/// The tokens learned so far, in id order, and the id of each.
+struct Vocab {
+    tokens: Vec<String>,
+    ids: FxHashMap<String, u32>,
+}
+
+impl Vocab {
+    fn new(tokens: Vec<String>) -> Self {
+        let ids = tokens.iter().enumerate().map(|(i, t)| (t.clone(), i as u32)).collect();
+        Vocab { tokens, ids }
+    }
+
+    /// The id of the token that merging `a` and `b` makes (`a` followed by
+    /// `b` without its continuation `prefix`), and whether it is new: then
+    /// it takes the next id. Two pairs that spell the same token share it.
+    fn join(&mut self, (a, b): Pair, prefix: &str) -> (u32, bool) {
+        let right = &self.tokens[b as usize];
+        let merged = format!(
+            "{}{}",
+            self.tokens[a as usize],
+            right.strip_prefix(prefix).unwrap_or(right)
+        );
+        if let Some(&t) = self.ids.get(&merged) {
+            return (t, false);
+        }
+        let t = self.tokens.len() as u32;
+        self.ids.insert(merged.clone(), t);
+        self.tokens.push(merged);
+        (t, true)
+    }
+}
+
+/// Maps of the merge loop, cleared at each merge (kept for their memory).
+#[derive(Default)]
+struct Scratch {
+    /// change of each pair's count
+    deltas: FxHashMap<Pair, i64>,
+    /// change of each symbol's count
+    sym_deltas: FxHashMap<u32, i64>,
+    /// the words in which each pair appeared
+    new_pairs: FxHashMap<Pair, Vec<u32>>,
+}
+
+/// Learn a WordPiece vocabulary from word counts (see the module
+/// documentation): the alphabet, then the tokens that merges make, until
+/// there are `cfg.vocab_size` tokens or no pair is left to merge.
 pub fn train(
     counts: &FxHashMap<Vec<u8>, u64>,
     cfg: &WordPieceTrainerConfig,
@@ -214,51 +340,10 @@ pub fn train(
         return Err(Error::Corpus("the corpus is empty: no text to learn from".into()));
     }
     let prefix = cfg.continuing_subword_prefix.as_str();
-    // deterministic word order
-    let mut entries: Vec<(String, u64)> = counts
-        .iter()
-        .map(|(k, v)| (String::from_utf8_lossy(k).into_owned(), *v))
-        .filter(|(w, _)| w.chars().count() <= cfg.max_input_chars_per_word)
-        .collect();
-    entries.sort_unstable();
-
-    // 1. the alphabet: the most frequent characters (ties: smaller character)
-    let mut freq: FxHashMap<char, u64> = FxHashMap::default();
-    for (w, c) in &entries {
-        for ch in w.chars() {
-            *freq.entry(ch).or_insert(0) += c;
-        }
-    }
-    let mut chars: Vec<(char, u64)> = freq.into_iter().collect();
-    chars.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-    if let Some(limit) = cfg.limit_alphabet {
-        chars.truncate(limit);
-    }
-    let keep: FxHashSet<char> = chars.iter().map(|c| c.0).collect();
-    entries.retain(|(w, _)| w.chars().all(|c| keep.contains(&c)));
-    // word-initial forms first, then continuation forms, each by character
-    let mut initial: Vec<char> = Vec::new();
-    let mut continuation: Vec<char> = Vec::new();
-    {
-        let (mut ini, mut cont) = (FxHashSet::default(), FxHashSet::default());
-        for (w, _) in &entries {
-            for (i, ch) in w.chars().enumerate() {
-                if i == 0 {
-                    ini.insert(ch);
-                } else {
-                    cont.insert(ch);
-                }
-            }
-        }
-        initial.extend(ini);
-        continuation.extend(cont);
-        initial.sort_unstable();
-        continuation.sort_unstable();
-    }
-    let mut tokens: Vec<String> = initial.iter().map(|c| c.to_string()).collect();
-    tokens.extend(continuation.iter().map(|c| format!("{prefix}{c}")));
-    let mut ids: FxHashMap<String, u32> = tokens.iter().enumerate().map(|(i, t)| (t.clone(), i as u32)).collect();
-    let alphabet_size = tokens.len();
+    let mut entries = corpus_words(counts, cfg.max_input_chars_per_word);
+    limit_alphabet(&mut entries, cfg.limit_alphabet);
+    let mut vocab = Vocab::new(alphabet(&entries, prefix));
+    let alphabet_size = vocab.tokens.len();
     if cfg.vocab_size < alphabet_size {
         return Err(Error::VocabSize(format!(
             "vocab_size {} is smaller than the alphabet ({} symbols: characters that start a word, and \
@@ -266,12 +351,76 @@ pub fn train(
             cfg.vocab_size, alphabet_size
         )));
     }
+    let words = segment(&entries, prefix, &vocab.ids)?;
+    drop(entries);
+    let merges = learn(words, &mut vocab, cfg, cfg.vocab_size - alphabet_size, on_event)?;
+    Ok(TrainedWordPiece {
+        tokens: vocab.tokens,
+        alphabet_size,
+        merges,
+    })
+}
 
-    // 2. words as symbols, counts of symbols and pairs, the pair -> words index
+/// The words of the corpus as strings with their counts, those longer than
+/// `max_chars` characters left out, sorted (so that ids and ties do not
+/// depend on the hash map's order).
+fn corpus_words(counts: &FxHashMap<Vec<u8>, u64>, max_chars: usize) -> Vec<(String, u64)> {
+    let mut entries: Vec<(String, u64)> = counts
+        .iter()
+        .map(|(k, v)| (String::from_utf8_lossy(k).into_owned(), *v))
+        .filter(|(w, _)| w.chars().count() <= max_chars)
+        .collect();
+    entries.sort_unstable();
+    entries
+}
+
+/// With a `limit`, keep the words made only of the `limit` most frequent
+/// characters (ties: the smaller character); the order is kept.
+fn limit_alphabet(entries: &mut Vec<(String, u64)>, limit: Option<usize>) {
+    let Some(limit) = limit else { return };
+    let mut freq: FxHashMap<char, u64> = FxHashMap::default();
+    for (w, c) in entries.iter() {
+        for ch in w.chars() {
+            *freq.entry(ch).or_insert(0) += c;
+        }
+    }
+    let mut chars: Vec<(char, u64)> = freq.into_iter().collect();
+    chars.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    chars.truncate(limit);
+    let keep: FxHashSet<char> = chars.iter().map(|c| c.0).collect();
+    entries.retain(|(w, _)| w.chars().all(|c| keep.contains(&c)));
+}
+
+/// The alphabet of `entries` in id order: the characters that start a word,
+/// then those that continue one with the continuation `prefix`, each sorted
+/// by character.
+fn alphabet(entries: &[(String, u64)], prefix: &str) -> Vec<String> {
+    let (mut ini, mut cont) = (FxHashSet::default(), FxHashSet::default());
+    for (w, _) in entries {
+        for (i, ch) in w.chars().enumerate() {
+            if i == 0 {
+                ini.insert(ch);
+            } else {
+                cont.insert(ch);
+            }
+        }
+    }
+    let mut initial: Vec<char> = ini.into_iter().collect();
+    let mut continuation: Vec<char> = cont.into_iter().collect();
+    initial.sort_unstable();
+    continuation.sort_unstable();
+    let mut tokens: Vec<String> = initial.iter().map(|c| c.to_string()).collect();
+    tokens.extend(continuation.iter().map(|c| format!("{prefix}{c}")));
+    tokens
+}
+
+/// Every word as alphabet symbols (`ids`): its first character as itself,
+/// the others with the continuation `prefix`.
+fn segment(entries: &[(String, u64)], prefix: &str, ids: &FxHashMap<String, u32>) -> Result<Words> {
     let mut words = Words::with_capacity(entries.len(), entries.iter().map(|e| e.0.chars().count()).sum());
     let mut key = String::new();
     let mut syms = Vec::new();
-    for (w, count) in &entries {
+    for (w, count) in entries {
         syms.clear();
         for (i, ch) in w.chars().enumerate() {
             key.clear();
@@ -287,79 +436,46 @@ pub fn train(
         }
         words.push(syms.iter().copied(), *count);
     }
-    drop(entries);
-    let mut st = State {
-        score: cfg.score,
-        total: 0,
-        sym_count: Vec::new(),
-        pair_counts: FxHashMap::default(),
-        right_of: Vec::new(),
-        left_of: Vec::new(),
-        heap: BinaryHeap::new(),
-    };
-    st.grow(tokens.len());
-    for (_, w, c) in words.iter() {
-        for &s in w {
-            st.sym_count[s as usize] += c;
-        }
-        st.total += c * w.len() as u64;
-        for p in w.windows(2) {
-            st.add_pair((p[0], p[1]), c as i64);
-        }
-    }
-    let mut where_ = PairIndex::build(&words, |_| true);
-    let all: Vec<Pair> = st.pair_counts.keys().copied().collect();
-    for p in all {
-        st.push(p);
-    }
+    Ok(words)
+}
 
-    // 3. merge loop
-    let target = cfg.vocab_size - alphabet_size;
+/// The merge loop: merge the best pair of `words` until `target` new tokens
+/// are in `vocab` or no pair is left. Returns (left id, right id, token id,
+/// pair count) per merge, in order. Reports the first `cfg.trace` merges,
+/// progress whenever the new tokens are a multiple of `target / 200`, and
+/// progress at the end.
+fn learn(
+    mut words: Words,
+    vocab: &mut Vocab,
+    cfg: &WordPieceTrainerConfig,
+    target: usize,
+    on_event: &mut dyn FnMut(TrainEvent) -> Result<()>,
+) -> Result<Vec<(u32, u32, u32, u64)>> {
+    let prefix = cfg.continuing_subword_prefix.as_str();
+    let mut st = State::new(cfg.score, &words, vocab.tokens.len());
+    let mut where_ = PairIndex::build(&words, |_| true);
+    let mut scratch = Scratch::default();
     let mut merges: Vec<(u32, u32, u32, u64)> = Vec::new();
     let mut learned = 0usize;
-    let mut deltas: FxHashMap<Pair, i64> = FxHashMap::default();
-    let mut sym_deltas: FxHashMap<u32, i64> = FxHashMap::default();
-    let mut new_pairs: FxHashMap<Pair, Vec<u32>> = FxHashMap::default();
     let report_every = (target / 200).max(1);
     let min_count = cfg.min_frequency.max(1);
     while learned < target {
-        let Some(top) = st.heap.pop() else {
+        let Some(top) = st.pop_best(min_count) else {
             break;
         };
-        match st.entry(top.pair) {
-            None => continue,
-            Some(now) if now != top => {
-                if now < top {
-                    st.heap.push(now);
-                }
-                continue;
-            }
-            Some(_) => {}
-        }
-        if top.count < min_count {
-            continue; // pushed again if its count ever grows
-        }
         let (a, b) = top.pair;
-        let right = &tokens[b as usize];
-        let merged = format!("{}{}", tokens[a as usize], right.strip_prefix(prefix).unwrap_or(right));
-        let t = match ids.get(&merged) {
-            Some(&t) => t,
-            None => {
-                let t = tokens.len() as u32;
-                ids.insert(merged.clone(), t);
-                tokens.push(merged);
-                st.grow(tokens.len());
-                learned += 1;
-                t
-            }
-        };
+        let (t, new) = vocab.join(top.pair, prefix);
+        if new {
+            st.grow(vocab.tokens.len());
+            learned += 1;
+        }
         merges.push((a, b, t, top.count));
-        let idx = merges.len() - 1;
-        if idx < cfg.trace {
+        let index = merges.len() - 1;
+        if index < cfg.trace {
             on_event(TrainEvent::Merge {
-                index: idx,
-                left: tokens[a as usize].as_bytes(),
-                right: tokens[b as usize].as_bytes(),
+                index,
+                left: vocab.tokens[a as usize].as_bytes(),
+                right: vocab.tokens[b as usize].as_bytes(),
                 new_id: t,
                 count: top.count,
             })?;
@@ -370,74 +486,58 @@ pub fn train(
                 total: target,
             })?;
         }
-
-        // apply the merge to every word that holds the pair
-        let list = where_.take(top.pair);
-        deltas.clear();
-        sym_deltas.clear();
-        new_pairs.clear();
-        let mut merged_count = 0i64;
-        words.apply_merge(&list, (a, b), t, &mut deltas, &mut new_pairs, |c| {
-            merged_count += c;
-            *sym_deltas.entry(a).or_insert(0) -= c;
-            *sym_deltas.entry(b).or_insert(0) -= c;
-            *sym_deltas.entry(t).or_insert(0) += c;
-        });
-        *deltas.entry((a, b)).or_insert(0) -= merged_count;
-        st.total = st.total.saturating_sub(merged_count as u64);
-        let mut changed_syms: Vec<(u32, i64)> = sym_deltas.drain().filter(|(_, d)| *d != 0).collect();
-        changed_syms.sort_unstable();
-        for &(s, d) in &changed_syms {
-            let c = &mut st.sym_count[s as usize];
-            *c = (*c as i64 + d).max(0) as u64;
-        }
-        let mut touched: Vec<(Pair, i64)> = deltas.drain().filter(|(_, d)| *d != 0).collect();
-        touched.sort_unstable();
-        for &(p, d) in &touched {
-            st.add_pair(p, d);
-        }
-        if let Some(&left) = st.pair_counts.get(&top.pair) {
-            st.add_pair(top.pair, -(left as i64)); // every occurrence was merged
-        }
-        for (p, ws) in new_pairs.drain() {
-            if st.pair_counts.contains_key(&p) {
-                where_.add(p, ws);
-            }
-        }
-        if where_.stale() {
-            where_.rebuild(&words, |p| st.pair_counts.contains_key(&p));
-        }
-        // scores that may have risen: pairs whose count changed (a likelihood
-        // gain can rise as a count falls), and every pair holding a token
-        // whose count fell
-        for &(p, d) in &touched {
-            if d > 0 || st.score == Score::Likelihood {
-                st.push(p);
-            }
-        }
-        let mut rising: Vec<Pair> = Vec::new();
-        for &(s, d) in &changed_syms {
-            if d < 0 {
-                rising.extend(st.right_of[s as usize].iter().map(|&r| (s, r)));
-                rising.extend(st.left_of[s as usize].iter().map(|&l| (l, s)));
-            }
-        }
-        rising.sort_unstable();
-        rising.dedup();
-        for p in rising {
-            st.push(p);
-        }
-        st.compact();
+        apply_merge(&mut st, &mut words, &mut where_, &mut scratch, top.pair, t);
     }
     on_event(TrainEvent::Progress {
         done: learned,
         total: target,
     })?;
-    Ok(TrainedWordPiece {
-        tokens,
-        alphabet_size,
-        merges,
-    })
+    Ok(merges)
+}
+
+/// Merge `pair` into `t` in every word that holds it, and bring the counts,
+/// the pair index and the heap up to date. Every occurrence is merged, so
+/// the pair leaves the counts and the index.
+fn apply_merge(st: &mut State, words: &mut Words, where_: &mut PairIndex, scratch: &mut Scratch, pair: Pair, t: u32) {
+    let (a, b) = pair;
+    let list = where_.take(pair);
+    scratch.deltas.clear();
+    scratch.sym_deltas.clear();
+    scratch.new_pairs.clear();
+    let mut merged_count = 0i64;
+    let sym_deltas = &mut scratch.sym_deltas;
+    words.apply_merge(&list, pair, t, &mut scratch.deltas, &mut scratch.new_pairs, |c| {
+        merged_count += c;
+        *sym_deltas.entry(a).or_insert(0) -= c;
+        *sym_deltas.entry(b).or_insert(0) -= c;
+        *sym_deltas.entry(t).or_insert(0) += c;
+    });
+    *scratch.deltas.entry(pair).or_insert(0) -= merged_count;
+    st.total = st.total.saturating_sub(merged_count as u64);
+    let mut changed_syms: Vec<(u32, i64)> = scratch.sym_deltas.drain().filter(|(_, d)| *d != 0).collect();
+    changed_syms.sort_unstable();
+    for &(s, d) in &changed_syms {
+        let c = &mut st.sym_count[s as usize];
+        *c = (*c as i64 + d).max(0) as u64;
+    }
+    let mut touched: Vec<(Pair, i64)> = scratch.deltas.drain().filter(|(_, d)| *d != 0).collect();
+    touched.sort_unstable();
+    for &(p, d) in &touched {
+        st.add_pair(p, d);
+    }
+    if let Some(&left) = st.pair_counts.get(&pair) {
+        st.add_pair(pair, -(left as i64)); // every occurrence was merged
+    }
+    for (p, ws) in scratch.new_pairs.drain() {
+        if st.pair_counts.contains_key(&p) {
+            where_.add(p, ws);
+        }
+    }
+    if where_.stale() {
+        where_.rebuild(words, |p| st.pair_counts.contains_key(&p));
+    }
+    st.push_risen(&touched, &changed_syms);
+    st.compact();
 }
 
 #[cfg(test)]

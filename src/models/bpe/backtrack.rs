@@ -18,7 +18,7 @@
 //! `None` for any other model (which keeps the merging encoder).
 
 use super::merge::{merge_symbols, PairLookup};
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::sync::atomic::{AtomicU32, Ordering};
 
 const NONE: u32 = u32::MAX;
@@ -203,6 +203,31 @@ impl CharTable {
 impl Trie {
     /// The trie of `tokens` (bytes, id), none of them empty, ids below `MAX_ID`.
     fn new(tokens: &[(&[u8], u32)]) -> Self {
+        let mut trie = Trie {
+            first: Box::new([NONE; 256]),
+            second: vec![(0, NONE); 1 << 16]
+                .into_boxed_slice()
+                .try_into()
+                .expect("2^16 entries"),
+            third: vec![(0, NONE); 1 << 16]
+                .into_boxed_slice()
+                .try_into()
+                .expect("2^16 entries"),
+            chars: CharTable::new(&[]),
+            nodes: Self::layout(tokens),
+        };
+        // Until the tables are filled, `walk` from the root answers.
+        trie.fill_bytes();
+        let (prefixes, tails) = char_prefixes(tokens);
+        trie.fill_third(&tails);
+        trie.chars = trie.char_table(prefixes, &tails);
+        trie
+    }
+
+    /// The nodes of the trie of `tokens`, group by group, depth first, a
+    /// node's children right after the group it is in when it is the first
+    /// child (see `Trie`).
+    fn layout(tokens: &[(&[u8], u32)]) -> Vec<Node> {
         // Sorted, the tokens under a node are one range, and its children
         // split that range by the next byte: the nodes come out group by
         // group, depth first, with no trie built first.
@@ -247,78 +272,72 @@ impl Trie {
                 stack.push((first + k, a, b, depth + 1));
             }
         }
-        let mut trie = Trie {
-            first: Box::new([NONE; 256]),
-            second: vec![(0, NONE); 1 << 16]
-                .into_boxed_slice()
-                .try_into()
-                .expect("2^16 entries"),
-            third: vec![(0, NONE); 1 << 16]
-                .into_boxed_slice()
-                .try_into()
-                .expect("2^16 entries"),
-            chars: CharTable::new(&[]),
-            nodes,
-        };
-        // Until the tables are filled, `walk` from the root answers.
-        let with_kids = |trie: &Trie, node: u32| if trie.nodes[node as usize].n > 0 { node } else { 0 };
+        nodes
+    }
+
+    /// `node`, or 0 (no further token) when it has no children.
+    fn with_kids(&self, node: u32) -> u32 {
+        if self.nodes[node as usize].n > 0 {
+            node
+        } else {
+            0
+        }
+    }
+
+    /// Fill `first` and `second`, the tables by the first byte and by the
+    /// first two, from the nodes.
+    fn fill_bytes(&mut self) {
         for byte in 0..256usize {
-            let Some(one) = trie.child(0, byte as u8) else { continue };
-            trie.first[byte] = trie.nodes[one as usize].token;
+            let Some(one) = self.child(0, byte as u8) else { continue };
+            self.first[byte] = self.nodes[one as usize].token;
             for byte2 in 0..256usize {
                 let pair = [byte as u8, byte2 as u8];
-                let node = trie.child(one, byte2 as u8).map_or(0, |n| with_kids(&trie, n));
-                trie.second[(byte << 8) | byte2] = (node, pack(trie.walk(0, (NONE, 0), &pair, 0)));
+                let node = self.child(one, byte2 as u8).map_or(0, |n| self.with_kids(n));
+                self.second[(byte << 8) | byte2] = (node, pack(self.walk(0, (NONE, 0), &pair, 0)));
             }
         }
-        // Tokens that go on from two or three whole characters with
-        // something else (part of a character, another script): their
-        // nodes are walked byte by byte.
-        let mut tails = rustc_hash::FxHashSet::default();
-        let mut prefixes = rustc_hash::FxHashSet::default();
-        for &(t, _) in tokens {
-            let Some(c1) = three(t) else { continue };
-            if t.len() > 3 && three(&t[3..]).is_none() {
-                tails.insert(c1 as u64);
-                continue;
-            }
-            let Some(c2) = three(&t[3..]) else { continue };
-            prefixes.insert(CharTable::key2(c1, c2));
-            if t.len() > 6 && three(&t[6..]).is_none() {
-                tails.insert(CharTable::key2(c1, c2));
-                continue;
-            }
-            let Some(c3) = three(&t[6..]) else { continue };
-            prefixes.insert(CharTable::key3(c1, c2, c3));
+    }
+
+    /// The node at the end of `bytes`, one, two or three whole three-byte
+    /// characters that some token starts with (0 when it has no children),
+    /// and the longest token they start with. CHARS is set where it
+    /// applies: the node has children, `bytes` are fewer than three
+    /// characters, and their `key` is not in `tails` (see `char_prefixes`).
+    fn char_entry(&self, tails: &FxHashSet<u64>, key: u64, bytes: &[u8]) -> (u32, Best) {
+        let mut node = 0;
+        for &b in bytes {
+            node = self.child(node, b).expect("a token's prefix is a node");
         }
-        // the node at the end of `bytes` (0 when it has no children) and the
-        // longest token they start with, CHARS set where it applies
-        let entry = |trie: &Trie, key: u64, bytes: &[u8]| -> (u32, Best) {
-            let mut node = 0;
-            for &b in bytes {
-                node = trie.child(node, b).expect("a token's prefix is a node");
-            }
-            let node = with_kids(trie, node);
-            let mut b = pack(trie.walk(0, (NONE, 0), bytes, 0));
-            if node != 0 && bytes.len() < 9 && !tails.contains(&key) {
-                b |= CHARS;
-            }
-            (node, b)
-        };
+        let node = self.with_kids(node);
+        let mut b = pack(self.walk(0, (NONE, 0), bytes, 0));
+        if node != 0 && bytes.len() < 9 && !tails.contains(&key) {
+            b |= CHARS;
+        }
+        (node, b)
+    }
+
+    /// Fill `third`, the table by the first three-byte character, from the
+    /// nodes (`tails`: see `char_prefixes`).
+    fn fill_third(&mut self, tails: &FxHashSet<u64>) {
         for code in 0x800u32..0x10000 {
             let Some(ch) = char::from_u32(code) else { continue };
             let mut buf = [0u8; 4];
             let t = ch.encode_utf8(&mut buf).as_bytes();
             let c1 = three(t).expect("a three-byte character");
-            trie.third[c1] = match trie
+            self.third[c1] = match self
                 .child(0, t[0])
-                .and_then(|n| trie.child(n, t[1]))
-                .and_then(|n| trie.child(n, t[2]))
+                .and_then(|n| self.child(n, t[1]))
+                .and_then(|n| self.child(n, t[2]))
             {
-                Some(_) => entry(&trie, c1 as u64, t),
-                None => (0, pack(trie.walk(0, (NONE, 0), t, 0))),
+                Some(_) => self.char_entry(tails, c1 as u64, t),
+                None => (0, pack(self.walk(0, (NONE, 0), t, 0))),
             };
         }
+    }
+
+    /// The table of the two and three characters whose keys are `prefixes`
+    /// (`tails`: see `char_prefixes`), from the nodes.
+    fn char_table(&self, prefixes: FxHashSet<u64>, tails: &FxHashSet<u64>) -> CharTable {
         let mut entries: Vec<CharSlot> = prefixes
             .into_iter()
             .map(|key| {
@@ -331,13 +350,12 @@ impl Trie {
                     let ch = char::from_u32(c as u32).expect("a token's character");
                     ch.encode_utf8(&mut bytes[3 * k..]);
                 }
-                let (node, best) = entry(&trie, key, &bytes[..n]);
+                let (node, best) = self.char_entry(tails, key, &bytes[..n]);
                 CharSlot { key, node, best }
             })
             .collect();
         entries.sort_unstable_by_key(|e| e.key);
-        trie.chars = CharTable::new(&entries);
-        trie
+        CharTable::new(&entries)
     }
 
     /// The child of `node` (0: the root) by `byte`.
@@ -424,6 +442,35 @@ impl Trie {
     }
 }
 
+/// The keys of what `tokens` start with in whole three-byte characters,
+/// for the trie's tables: (prefixes, tails).
+///
+/// `prefixes`: the two and three characters some token starts with
+/// (`CharTable::key2`, `key3`). `tails`: the one or two characters (one
+/// character's key is its 16 bits) that some token goes on from with
+/// something else (part of a character, another script); their nodes are
+/// walked byte by byte.
+fn char_prefixes(tokens: &[(&[u8], u32)]) -> (FxHashSet<u64>, FxHashSet<u64>) {
+    let mut tails = FxHashSet::default();
+    let mut prefixes = FxHashSet::default();
+    for &(t, _) in tokens {
+        let Some(c1) = three(t) else { continue };
+        if t.len() > 3 && three(&t[3..]).is_none() {
+            tails.insert(c1 as u64);
+            continue;
+        }
+        let Some(c2) = three(&t[3..]) else { continue };
+        prefixes.insert(CharTable::key2(c1, c2));
+        if t.len() > 6 && three(&t[6..]).is_none() {
+            tails.insert(CharTable::key2(c1, c2));
+            continue;
+        }
+        let Some(c3) = three(&t[6..]) else { continue };
+        prefixes.insert(CharTable::key3(c1, c2, c3));
+    }
+    (prefixes, tails)
+}
+
 /// Merges capped below a rank: the state just before a token is made.
 struct Capped<'a, P: PairLookup> {
     merges: &'a P,
@@ -437,84 +484,99 @@ impl<P: PairLookup> PairLookup for Capped<'_, P> {
     }
 }
 
+/// The last merge of every token (see `last_merge`), by id.
+///
+/// In parallel on threads of its own: this runs inside encodes that may be
+/// on a rayon pool, whose workers steal other jobs while they wait (an
+/// encode on this same thread would wait for this build).
+fn last_merges<P: PairLookup + Sync>(
+    vocab_r: &[Option<Box<[u8]>>],
+    byte_ids: &[u32; 256],
+    merges: &P,
+) -> Vec<Option<(u32, u32)>> {
+    let n = vocab_r.len();
+    let threads = crate::parallel::default_threads().clamp(1, 16);
+    let chunk = n.div_ceil(threads).max(1);
+    std::thread::scope(|scope| {
+        let parts: Vec<_> = (0..n)
+            .step_by(chunk)
+            .map(|lo| {
+                scope.spawn(move || {
+                    (lo..(lo + chunk).min(n))
+                        .map(|id| last_merge(vocab_r, byte_ids, merges, id))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        parts
+            .into_iter()
+            .flat_map(|p| p.join().expect("a build thread"))
+            .collect()
+    })
+}
+
+/// The two tokens whose merge makes token `id`, found by encoding its bytes
+/// with the merges of lower rank only: a token made by BPE then stands as
+/// exactly two tokens whose merge is it (`(id, id)` for the token of a
+/// byte).
+///
+/// None for a token the encoding never produces: one without bytes, a
+/// single byte that is not that byte's token, one BPE does not make.
+/// `(NONE, NONE)` for a token that rules the encoder out: BPE makes it but
+/// not by that last merge (the merges do not follow the ids), or it is
+/// longer than `u16::MAX` bytes (`Backtrack::len` keeps 16 bits).
+fn last_merge<P: PairLookup>(
+    vocab_r: &[Option<Box<[u8]>>],
+    byte_ids: &[u32; 256],
+    merges: &P,
+    id: usize,
+) -> Option<(u32, u32)> {
+    let bytes = vocab_r[id].as_deref()?;
+    if bytes.len() == 1 {
+        return (byte_ids[bytes[0] as usize] == id as u32).then_some((id as u32, id as u32));
+    }
+    if bytes.len() > u16::MAX as usize {
+        return Some((NONE, NONE));
+    }
+    let mut syms: Vec<(u32, u32)> = bytes.iter().map(|&b| (byte_ids[b as usize], 1)).collect();
+    let capped = Capped {
+        merges,
+        below: id as u32,
+    };
+    merge_symbols(&mut syms, &capped, None);
+    let split = match syms[..] {
+        [(l, _), (r, _)] if merges.pair(l, r) == Some((id as u32, id as u32)) => Some((l, r)),
+        _ => None,
+    };
+    // Without the cap, BPE must make the token exactly when the capped
+    // merges end one merge before it (else merges do not follow ids, and
+    // this encoder does not apply). Merging without the cap repeats the
+    // capped merges first (while a pair below the cap is left, the lowest
+    // pair is one), so it goes on from where they stopped; with a split,
+    // the one pair left is the token's own merge, and it makes the token.
+    if split.is_some() {
+        return split;
+    }
+    let uncapped = Capped {
+        merges,
+        below: u32::MAX,
+    };
+    merge_symbols(&mut syms, &uncapped, None);
+    let made = matches!(syms[..], [(t, _)] if t == id as u32);
+    made.then_some((NONE, NONE))
+}
+
 impl Backtrack {
     /// The encoder for a byte-level model with these tokens (`vocab_r[id]`:
     /// the bytes of token `id`), single-byte tokens `byte_ids` and merges,
     /// or None when the model's merges do not follow its ids (see the module
     /// documentation).
     pub fn new<P: PairLookup + Sync>(vocab_r: &[Option<Box<[u8]>>], byte_ids: &[u32; 256], merges: &P) -> Option<Self> {
-        let merge = |syms: &mut Vec<(u32, u32)>, capped: &Capped<'_, P>| merge_symbols(syms, capped, None);
         let n = vocab_r.len();
         if n as u32 >= MAX_ID || byte_ids.contains(&NONE) {
             return None;
         }
-        // Each token's last merge: encode its bytes with the merges of lower
-        // rank only; a token made by BPE then stands as exactly two tokens
-        // whose merge is it.
-        let split_of = |id: usize| -> Option<Option<(u32, u32)>> {
-            let Some(bytes) = vocab_r[id].as_deref() else {
-                return Some(None);
-            };
-            if bytes.len() == 1 {
-                return Some((byte_ids[bytes[0] as usize] == id as u32).then_some((id as u32, id as u32)));
-            }
-            if bytes.len() > u16::MAX as usize {
-                return Some(Some((NONE, NONE)));
-            }
-            let mut syms: Vec<(u32, u32)> = bytes.iter().map(|&b| (byte_ids[b as usize], 1)).collect();
-            merge(
-                &mut syms,
-                &Capped {
-                    merges,
-                    below: id as u32,
-                },
-            );
-            let split = match syms[..] {
-                [(l, _), (r, _)] if merges.pair(l, r) == Some((id as u32, id as u32)) => Some((l, r)),
-                _ => None,
-            };
-            // Without the cap, BPE must make the token exactly when the
-            // capped merges end one merge before it (else merges do not
-            // follow ids, and this encoder does not apply). Merging
-            // without the cap repeats the capped merges first (while a
-            // pair below the cap is left, the lowest pair is one), so it
-            // goes on from where they stopped; with a split, the one pair
-            // left is the token's own merge, and it makes the token.
-            if split.is_some() {
-                return Some(split);
-            }
-            merge(
-                &mut syms,
-                &Capped {
-                    merges,
-                    below: u32::MAX,
-                },
-            );
-            let made = matches!(syms[..], [(t, _)] if t == id as u32);
-            Some(if made { Some((NONE, NONE)) } else { None })
-        };
-        // In parallel on threads of its own: this runs inside encodes that
-        // may be on a rayon pool, whose workers steal other jobs while they
-        // wait (an encode on this same thread would wait for this build).
-        let threads = crate::parallel::default_threads().clamp(1, 16);
-        let chunk = n.div_ceil(threads).max(1);
-        let splits: Vec<Option<(u32, u32)>> = std::thread::scope(|scope| {
-            let split_of = &split_of;
-            let parts: Vec<_> = (0..n)
-                .step_by(chunk)
-                .map(|lo| {
-                    scope.spawn(move || {
-                        (lo..(lo + chunk).min(n))
-                            .map(|id| split_of(id).flatten())
-                            .collect::<Vec<_>>()
-                    })
-                })
-                .collect();
-            parts
-                .into_iter()
-                .flat_map(|p| p.join().expect("a build thread"))
-                .collect()
-        });
+        let splits = last_merges(vocab_r, byte_ids, merges);
         if splits.contains(&Some((NONE, NONE))) {
             return None;
         }
