@@ -3,6 +3,8 @@
 
 use crate::added_tokens::{AddedToken, Allowed};
 use crate::error::Error;
+use crate::formats::protobuf::{self, DefaultValue, Field, Value};
+use crate::formats::sp_schema;
 use crate::models::{Bpe, Model, ModelKind};
 use crate::normalizers::Normalizer;
 use crate::pre_tokenizers::PreTokenizer;
@@ -1386,6 +1388,68 @@ fn bad_simd_level(name: &str) -> PyErr {
     ))
 }
 
+/// The fields of one protobuf message (`formats::protobuf`), for Python's
+/// `.model` reader: `(number, wire type, value, start, end)`, the value an
+/// int (a varint, or the bits of a 64- or 32-bit value) or the bytes of a
+/// length-delimited one, offsets counted from `base`. Errors name the field
+/// under `where` (by the SentencePiece schema when `where` is a message of it);
+/// the fields before the bad one are the error's `fields`.
+#[pyfunction]
+#[pyo3(signature = (data, r#where, base))]
+fn proto_fields<'py>(py: Python<'py>, data: &[u8], r#where: &str, base: usize) -> PyResult<Bound<'py, PyList>> {
+    guarded(|| {
+        let schema = sp_schema::message_at(r#where);
+        let (fields, bad) = py.detach(|| protobuf::split(data, base, r#where, schema));
+        let rows = field_rows(py, &fields)?;
+        match bad {
+            None => Ok(rows),
+            Some(e) => {
+                let e = err(e);
+                e.value(py).setattr("fields", rows)?;
+                Err(e)
+            }
+        }
+    })
+}
+
+/// The rows of `proto_fields`.
+fn field_rows<'py>(py: Python<'py>, fields: &[Field]) -> PyResult<Bound<'py, PyList>> {
+    let rows = fields.iter().map(|f| {
+        let value = match f.value {
+            Value::Varint(v) | Value::Fixed64(v) => v.into_pyobject(py)?.into_any(),
+            Value::Fixed32(v) => v.into_pyobject(py)?.into_any(),
+            Value::Bytes(b) => PyBytes::new(py, b).into_any(),
+        };
+        (f.number, f.wire(), value, f.start, f.end).into_pyobject(py)
+    });
+    PyList::new(py, rows.collect::<PyResult<Vec<_>>>()?)
+}
+
+/// The schema of SentencePiece's `.model` (`formats::sp_schema`): message
+/// name -> its fields as `(name, number, kind, repeated, default)`.
+#[pyfunction]
+fn sentencepiece_schema(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    use DefaultValue as D;
+    guarded(|| {
+        let out = PyDict::new(py);
+        for m in sp_schema::MESSAGES {
+            let rows = m.fields.iter().map(|f| {
+                let default = match f.default {
+                    D::None => py.None().into_bound(py),
+                    D::Str(s) => PyString::new(py, s).into_any(),
+                    D::Bytes(b) => PyBytes::new(py, b).into_any(),
+                    D::Bool(b) => pyo3::types::PyBool::new(py, b).to_owned().into_any(),
+                    D::Int(i) => i.into_pyobject(py)?.into_any(),
+                    D::Float(x) => x.into_pyobject(py)?.into_any(),
+                };
+                (f.name, f.number, f.kind.name(), f.repeated, default).into_pyobject(py)
+            });
+            out.set_item(m.name, PyList::new(py, rows.collect::<PyResult<Vec<_>>>()?)?)?;
+        }
+        Ok(out)
+    })
+}
+
 /// Panics on purpose: the test of the panic boundary (`guarded`) calls it.
 #[pyfunction]
 fn _panic_for_test(message: &str) -> PyResult<()> {
@@ -1418,6 +1482,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
     m.add_function(wrap_pyfunction!(simd_level, m)?)?;
     m.add_function(wrap_pyfunction!(set_simd_level, m)?)?;
+    m.add_function(wrap_pyfunction!(proto_fields, m)?)?;
+    m.add_function(wrap_pyfunction!(sentencepiece_schema, m)?)?;
     Ok(())
 }
 

@@ -10,7 +10,7 @@ __all__ = ["Tokenizer", "FastEncode", "IdBuffer", "TrainedBpe", "WordCounter", "
            "read_counts_header",
            "_unigram_seed", "_unigram_e_step", "_unigram_m_step", "_unigram_prune",
            "bytes_to_unicode", "after_fork", "default_threads", "_panic_for_test",
-           "simd_level", "set_simd_level"]
+           "simd_level", "set_simd_level", "proto_fields", "sentencepiece_schema"]
 
 # which special tokens' text is the special token: all, none, or these ids
 _Allowed = Literal["all", "none"] | list[int]
@@ -155,6 +155,13 @@ def simd_level() -> _SimdLevel: ...
 # (a level's name in any case; None: the CPU's best) -> the level before
 def set_simd_level(level: str | None) -> _SimdLevel: ...
 def _panic_for_test(message: str) -> None: ...
+# a protobuf message's fields: (number, wire type, value: int, or bytes when
+# length-delimited, start offset, end offset), offsets counted from `base`; the
+# TokenizerFormatError it raises has the fields before the bad one as `.fields`
+def proto_fields(data: bytes, where: str,
+                 base: int) -> list[tuple[int, int, int | bytes, int, int]]: ...
+# SentencePiece's .model schema: message -> [(name, number, kind, repeated, default)]
+def sentencepiece_schema() -> dict[str, list[tuple[str, int, str, bool, object]]]: ...
 def _unigram_seed(words: list[tuple[str, int]], coverage: float, max_len: int,
                   seed_size: int) -> list[tuple[str, float]]: ...
 def _unigram_e_step(pieces: list[tuple[str, float]], words: list[tuple[str, int]],
