@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Fuzz target: SentencePiece ``.model`` bytes through
-``tokensmith.formats.sentencepiece.loads`` (the Rust reader) and ``read_model_proto``
-(the Python protobuf reader, which ``save`` and vocabulary changes use).
+``tokensmith.formats.sentencepiece.loads`` (the Rust loader) and ``read_model_proto``
+(the Python message classes, which ``save`` and vocabulary changes use; both read the
+wire format with the core's protobuf reader).
 
     python fuzz/fuzz_sentencepiece.py fuzz/seeds/sentencepiece
 """

@@ -6,15 +6,20 @@ reading a file and writing it back gives the same bytes; fields changed or
 added through the typed attributes are encoded canonically (fields in number
 order, as protobuf writes them).
 
-Malformed input raises :class:`~tokensmith.errors.TokenizerFormatError` with
-the path of the field (``ModelProto.pieces[12].score``) and the byte offset.
+The wire format is read by the Rust core (``_core.proto_fields``, the reader
+its own ``.model`` loader uses); this module decodes the fields by their kinds
+and writes messages. Malformed input raises
+:class:`~tokensmith.errors.TokenizerFormatError` with the path of the field
+(``ModelProto.pieces[12].score``) and the byte offset.
 """
 
 from __future__ import annotations
 
 import struct
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
+from .. import _core
 from ..errors import TokenizerFormatError
 
 VARINT, I64, LEN, I32 = 0, 1, 2, 5
@@ -24,29 +29,13 @@ _WIRE_NAMES = {0: "varint", 1: "64-bit", 2: "length-delimited", 5: "32-bit"}
 STRING, BYTES, BOOL, INT32, INT64, UINT64, ENUM, FLOAT = (
     "string", "bytes", "bool", "int32", "int64", "uint64", "enum", "float",
 )
+_FLOAT, _BITS32 = struct.Struct("<f"), struct.Struct("<I")
 _WIRE_OF = {STRING: LEN, BYTES: LEN, BOOL: VARINT, INT32: VARINT, INT64: VARINT,
             UINT64: VARINT, ENUM: VARINT, FLOAT: I32}
 
 
 def _err(where: str, offset: int, what: str) -> TokenizerFormatError:
     return TokenizerFormatError(f"{where} at byte {offset}: {what}")
-
-
-def _read_varint(data: bytes, pos: int, end: int, where: str) -> tuple[int, int]:
-    result = 0
-    shift = 0
-    start = pos
-    while True:
-        if pos >= end:
-            raise _err(where, start, "truncated varint (the file is cut short or corrupt)")
-        b = data[pos]
-        pos += 1
-        result |= (b & 0x7F) << shift
-        if b < 0x80:
-            return result, pos
-        shift += 7
-        if shift >= 70:
-            raise _err(where, start, "varint longer than 10 bytes (corrupt file)")
 
 
 def _varint(n: int) -> bytes:
@@ -158,58 +147,15 @@ class Message:
         msg = cls()
         slots: list[_Slot] = msg.__dict__["_slots"]
         values: dict[str, Any] = msg.__dict__["_values"]
-        pos, end = 0, len(data)
-
-        def fname(number: int) -> str:
-            entry = table.get(number)
-            if entry is None:
-                return f"{where}.<field {number}>"
-            if entry[2]:
-                return f"{where}.{entry[0]}[{len(values.get(entry[0], ()))}]"
-            return f"{where}.{entry[0]}"
-
-        while pos < end:
-            start = pos
-            b = data[pos]
-            if b < 0x80:
-                key = b
-                pos += 1
-            else:
-                key, pos = _read_varint(data, pos, end, where)
-            number, wire = key >> 3, key & 7
-            if number == 0:
-                raise _err(where, base + start, "field number 0 (corrupt file)")
-            payload: int | bytes | tuple[int, bytes]
-            if wire == VARINT:
-                payload, pos = _read_varint(data, pos, end, fname(number))
-            elif wire == I32:
-                if pos + 4 > end:
-                    raise _err(fname(number), base + pos, "truncated 32-bit value")
-                payload = data[pos : pos + 4]
-                pos += 4
-            elif wire == LEN:
-                if pos < end and data[pos] < 0x80:
-                    n = data[pos]
-                    pos += 1
-                else:
-                    n, pos = _read_varint(data, pos, end, fname(number))
-                if pos + n > end:
-                    raise _err(
-                        fname(number), base + pos,
-                        f"length {n} runs past the end ({end - pos} bytes left; "
-                        f"the file is truncated or corrupt)",
-                    )
-                payload = (pos, data[pos : pos + n])
-                pos += n
-            elif wire == I64:
-                if pos + 8 > end:
-                    raise _err(fname(number), base + pos, "truncated 64-bit value")
-                payload = data[pos : pos + 8]
-                pos += 8
-            else:
-                raise _err(fname(number), base + start,
-                           f"unsupported wire type {wire} (corrupt file)")
-            raw = data[start:pos]
+        bad: TokenizerFormatError | None = None
+        try:
+            fields = _core.proto_fields(data, where, base)
+        except TokenizerFormatError as e:
+            # the fields before the malformed one are decoded first: an error in one
+            # of them (a piece's bad UTF-8 ...) is earlier in the file, and raised
+            fields, bad = getattr(e, "fields", []), e
+        for number, wire, payload, start, end in fields:
+            raw = data[start - base : end - base]
             entry = table.get(number)
             if entry is None:
                 slots.append(_Slot(number, wire, raw, None, 0, None))
@@ -220,13 +166,15 @@ class Message:
                 if items is None:
                     items = values[name] = []
                 index = len(items)
-                value = _decode(kind, wire, payload, f"{where}.{name}[{index}]", base, base + start)
+                value = _decode(kind, wire, payload, f"{where}.{name}[{index}]", start, end)
                 items.append(value)
             else:
                 index = 0
-                value = _decode(kind, wire, payload, f"{where}.{name}", base, base + start)
+                value = _decode(kind, wire, payload, f"{where}.{name}", start, end)
                 values[name] = value
             slots.append(_Slot(number, wire, raw, name, index, value))
+        if bad is not None:
+            raise bad
         return msg
 
     @classmethod
@@ -295,6 +243,18 @@ class Message:
         return _encode_one(number, kind, value)
 
 
+def schema_fields(
+    rows: list[tuple[str, int, str, bool, object]], messages: Mapping[str, Any]
+) -> dict[str, tuple[int, Any, bool, Any]]:
+    """A class's ``FIELDS`` from a schema's rows ``(name, number, kind, repeated, default)``
+    (``_core.sentencepiece_schema()``); a kind that is not a scalar kind names a
+    message, looked up in ``messages``."""
+    return {
+        name: (number, kind if kind in _WIRE_OF else messages[kind], repeated, default)
+        for name, number, kind, repeated, default in rows
+    }
+
+
 def _same(kind: Any, a: Any, b: Any) -> bool:
     if kind == FLOAT:
         try:
@@ -304,29 +264,26 @@ def _same(kind: Any, a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b
 
 
-def _decode(kind: Any, wire: int, payload: Any, where: str, base: int, at: int) -> Any:
-    """Decode one field value; ``base`` is the message's offset, ``at`` the field's."""
+def _decode(kind: Any, wire: int, payload: Any, where: str, at: int, end: int) -> Any:
+    """Decode one field value (as ``_core.proto_fields`` gives it); the field is at
+    ``at``, up to ``end`` (a length-delimited value is the bytes just before ``end``)."""
     if kind == FLOAT and wire == I32:
-        return struct.unpack("<f", payload)[0]
+        return _FLOAT.unpack(_BITS32.pack(payload))[0]
     if isinstance(kind, type) and issubclass(kind, Message):
         if wire != LEN:
             raise _err(where, at, f"expected a message, found a {_WIRE_NAMES[wire]} value")
-        off, body = payload
-        return kind.parse(body, where, base + off)
+        return kind.parse(payload, where, end - len(payload))
     expected = _WIRE_OF[kind]
     if wire != expected:
         raise _err(where, at, f"expected a {_WIRE_NAMES[expected]} value, found a "
                    f"{_WIRE_NAMES.get(wire, str(wire))} one (corrupt file)")
     if kind == STRING:
-        off, body = payload
         try:
-            return body.decode("utf-8")
+            return payload.decode("utf-8")
         except UnicodeDecodeError as e:
-            raise _err(where, base + off + e.start, "not valid UTF-8") from None
+            raise _err(where, end - len(payload) + e.start, "not valid UTF-8") from None
     if kind == BYTES:
-        return payload[1]
-    if kind == FLOAT:
-        return struct.unpack("<f", payload)[0]
+        return payload
     if kind == BOOL:
         return payload != 0
     if kind in (INT32, ENUM):

@@ -20,20 +20,12 @@ from __future__ import annotations
 import base64
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from .. import _core
 from .._io import atomic_write
 from ..errors import TokenizerFormatError, UnsupportedComponentError
-from ._protobuf import (
-    BOOL,
-    BYTES,
-    ENUM,
-    FLOAT,
-    INT32,
-    STRING,
-    UINT64,
-    Message,
-)
+from ._protobuf import Message, schema_fields
 
 if TYPE_CHECKING:
     from ..tokenizer import Tokenizer
@@ -59,95 +51,37 @@ UNIGRAM, BPE, WORD, CHAR = 1, 2, 3, 4
 MODEL_TYPE_NAMES = {UNIGRAM: "UNIGRAM", BPE: "BPE", WORD: "WORD", CHAR: "CHAR"}
 
 
+# The messages' fields come from the core's schema of the format (src/formats/sp_schema.rs),
+# the one its own reader uses; a message field's kind is the class of that name above it.
+_SCHEMA = _core.sentencepiece_schema()
+
+
+def _fields(message: str) -> dict[str, tuple[int, Any, bool, Any]]:
+    return schema_fields(_SCHEMA[message], globals())
+
+
 class SentencePiece(Message):
-    FIELDS = {
-        "piece": (1, STRING, False, ""),
-        "score": (2, FLOAT, False, 0.0),
-        "type": (3, ENUM, False, NORMAL),
-    }
+    FIELDS = _fields("SentencePiece")
 
 
 class TrainerSpec(Message):
-    FIELDS = {
-        "input": (1, STRING, True, None),
-        "input_format": (7, STRING, False, ""),
-        "model_prefix": (2, STRING, False, ""),
-        "model_type": (3, ENUM, False, UNIGRAM),
-        "vocab_size": (4, INT32, False, 8000),
-        "accept_language": (5, STRING, True, None),
-        "self_test_sample_size": (6, INT32, False, 0),
-        "enable_differential_privacy": (50, BOOL, False, False),
-        "differential_privacy_noise_level": (51, FLOAT, False, 0.0),
-        "differential_privacy_clipping_threshold": (52, UINT64, False, 0),
-        "character_coverage": (10, FLOAT, False, 0.9995),
-        "input_sentence_size": (11, UINT64, False, 0),
-        "shuffle_input_sentence": (19, BOOL, False, True),
-        "mining_sentence_size": (12, INT32, False, 0),
-        "training_sentence_size": (13, INT32, False, 0),
-        "seed_sentencepiece_size": (14, INT32, False, 1000000),
-        "shrinking_factor": (15, FLOAT, False, 0.75),
-        "max_sentence_length": (18, INT32, False, 4192),
-        "num_threads": (16, INT32, False, 16),
-        "num_sub_iterations": (17, INT32, False, 2),
-        "max_sentencepiece_length": (20, INT32, False, 16),
-        "split_by_unicode_script": (21, BOOL, False, True),
-        "split_by_number": (23, BOOL, False, True),
-        "split_by_whitespace": (22, BOOL, False, True),
-        "treat_whitespace_as_suffix": (24, BOOL, False, False),
-        "allow_whitespace_only_pieces": (26, BOOL, False, False),
-        "split_digits": (25, BOOL, False, False),
-        "pretokenization_delimiter": (53, STRING, False, ""),
-        "control_symbols": (30, STRING, True, None),
-        "user_defined_symbols": (31, STRING, True, None),
-        "required_chars": (36, STRING, False, ""),
-        "byte_fallback": (35, BOOL, False, False),
-        "vocabulary_output_piece_score": (32, BOOL, False, True),
-        "hard_vocab_limit": (33, BOOL, False, True),
-        "use_all_vocab": (34, BOOL, False, False),
-        "unk_id": (40, INT32, False, 0),
-        "bos_id": (41, INT32, False, 1),
-        "eos_id": (42, INT32, False, 2),
-        "pad_id": (43, INT32, False, -1),
-        "unk_piece": (45, STRING, False, "<unk>"),
-        "bos_piece": (46, STRING, False, "<s>"),
-        "eos_piece": (47, STRING, False, "</s>"),
-        "pad_piece": (48, STRING, False, "<pad>"),
-        "unk_surface": (44, STRING, False, " \u2047 "),
-        "train_extremely_large_corpus": (49, BOOL, False, False),
-        "seed_sentencepieces_file": (54, STRING, False, ""),
-    }
+    FIELDS = _fields("TrainerSpec")
 
 
 class NormalizerSpec(Message):
-    FIELDS = {
-        "name": (1, STRING, False, ""),
-        "precompiled_charsmap": (2, BYTES, False, b""),
-        "add_dummy_prefix": (3, BOOL, False, True),
-        "remove_extra_whitespaces": (4, BOOL, False, True),
-        "escape_whitespaces": (5, BOOL, False, True),
-        "normalization_rule_tsv": (6, STRING, False, ""),
-    }
+    FIELDS = _fields("NormalizerSpec")
 
 
 class Sample(Message):
-    FIELDS = {
-        "input": (1, STRING, False, ""),
-        "expected": (2, STRING, False, ""),
-    }
+    FIELDS = _fields("Sample")
 
 
 class SelfTestData(Message):
-    FIELDS = {"samples": (1, Sample, True, None)}
+    FIELDS = _fields("SelfTestData")
 
 
 class ModelProto(Message):
-    FIELDS = {
-        "pieces": (1, SentencePiece, True, None),
-        "trainer_spec": (2, TrainerSpec, False, None),
-        "normalizer_spec": (3, NormalizerSpec, False, None),
-        "self_test_data": (4, SelfTestData, False, None),
-        "denormalizer_spec": (5, NormalizerSpec, False, None),
-    }
+    FIELDS = _fields("ModelProto")
 
 
 def read_model_proto(data: bytes) -> ModelProto:
@@ -172,7 +106,6 @@ def loads(data: bytes) -> Tokenizer:
     The file is read by the Rust core (the whole of it, in one call); the
     bytes are kept so that :func:`save` writes them back unchanged.
     """
-    from .. import _core
     from ..tokenizer import Tokenizer
 
     raw = bytes(data)
