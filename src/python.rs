@@ -557,6 +557,68 @@ impl Tokenizer {
         })
     }
 
+    /// Build BERT's pipeline from the bytes of a `vocab.txt` and its options.
+    #[staticmethod]
+    #[allow(clippy::too_many_arguments)]
+    fn from_vocab_txt(
+        py: Python<'_>,
+        data: &[u8],
+        lowercase: bool,
+        strip_accents: Option<bool>,
+        tokenize_chinese_chars: bool,
+        clean_text: bool,
+        unk_token: String,
+        sep_token: String,
+        cls_token: String,
+        pad_token: String,
+        mask_token: String,
+        continuing_subword_prefix: String,
+        max_input_chars_per_word: usize,
+    ) -> PyResult<Self> {
+        guarded(|| {
+            let options = crate::formats::vocab_txt::BertOptions {
+                lowercase,
+                strip_accents,
+                tokenize_chinese_chars,
+                clean_text,
+                unk_token,
+                sep_token,
+                cls_token,
+                pad_token,
+                mask_token,
+                continuing_subword_prefix,
+                max_input_chars_per_word,
+            };
+            let t = py
+                .detach(|| CoreTokenizer::from_vocab_txt(data, &options))
+                .map_err(err)?;
+            Ok(Tokenizer::wrap(t))
+        })
+    }
+
+    /// Build a byte-level BPE from the bytes of `vocab.json` and `merges.txt`
+    /// (`names`: theirs in error messages) and special tokens (`None`:
+    /// `<|endoftext|>` when the vocabulary has it).
+    #[staticmethod]
+    fn from_vocab_merges(
+        py: Python<'_>,
+        vocab: &[u8],
+        merges: &[u8],
+        special_tokens: Option<Vec<String>>,
+        names: (String, String),
+    ) -> PyResult<Self> {
+        guarded(|| {
+            let names = crate::formats::vocab_merges::FileNames {
+                vocab: &names.0,
+                merges: &names.1,
+            };
+            let t = py
+                .detach(|| CoreTokenizer::from_vocab_merges(vocab, merges, special_tokens.as_deref(), names))
+                .map_err(err)?;
+            Ok(Tokenizer::wrap(t))
+        })
+    }
+
     /// The model as tiktoken rank-file text (raises when it cannot be exact).
     fn to_tiktoken(&self, py: Python<'_>) -> PyResult<String> {
         guarded(|| {

@@ -46,7 +46,6 @@ impl Bpe {
             .ok_or_else(|| Error::Format("model.vocab: missing".into()))?
             .as_object()
             .ok_or_else(|| Error::Format("model.vocab: expected an object of token -> id".into()))?;
-        let mut form = JsonForm::default();
         let mut v = Vec::with_capacity(vocab.len());
         for (tok, id) in vocab {
             let id = id.as_u64().filter(|&i| i < u32::MAX as u64).ok_or_else(|| {
@@ -54,18 +53,14 @@ impl Bpe {
                     "model.vocab[{tok:?}]: expected a non-negative integer id, found {id}"
                 ))
             })?;
-            let bytes = token_bytes(tok, byte_level);
-            if byte_level && bytelevel::string_to_bytes(tok).is_none() {
-                form.raw_tokens.insert(bytes.clone().into_boxed_slice());
-            }
-            v.push((bytes, id as u32));
+            v.push((tok.as_str(), id as u32));
         }
         let merges_v = match obj.get("merges") {
             None | Some(Value::Null) => Vec::new(),
             Some(Value::Array(a)) => a.clone(),
             Some(_) => return Err(Error::Format("model.merges: expected a list".into())),
         };
-        form.merges_as_pairs = merges_v.first().is_some_and(|m| m.is_array());
+        let merges_as_pairs = merges_v.first().is_some_and(|m| m.is_array());
         let mut merges = Vec::with_capacity(merges_v.len());
         for (i, m) in merges_v.iter().enumerate() {
             let (a, b) = match m {
@@ -88,7 +83,7 @@ impl Bpe {
                     )))
                 }
             };
-            merges.push((token_bytes(&a, byte_level), token_bytes(&b, byte_level)));
+            merges.push((a, b));
         }
         let dropout = match obj.get("dropout") {
             None | Some(Value::Null) => None,
@@ -115,6 +110,36 @@ impl Bpe {
             end_of_word_suffix: opt_string(obj, "end_of_word_suffix")?,
             dropout,
         };
+        let mut bpe = Bpe::from_token_strings(&v, &merges, opts, added)?;
+        bpe.json_form.merges_as_pairs = merges_as_pairs;
+        Ok(bpe)
+    }
+
+    /// A model from tokens and merges as files spell them (byte-level ones
+    /// in the byte-level alphabet, when `opts.byte_level`), the way
+    /// `tokenizer.json`'s `"model"` section and `vocab.json` + `merges.txt`
+    /// give them. `added`: the added tokens, which may sit in the
+    /// vocabulary's gaps.
+    pub fn from_token_strings(
+        vocab: &[(&str, u32)],
+        merges: &[(String, String)],
+        opts: BpeOptions,
+        added: usize,
+    ) -> Result<Bpe> {
+        let byte_level = opts.byte_level;
+        let mut form = JsonForm::default();
+        let mut v = Vec::with_capacity(vocab.len());
+        for &(tok, id) in vocab {
+            let bytes = token_bytes(tok, byte_level);
+            if byte_level && bytelevel::string_to_bytes(tok).is_none() {
+                form.raw_tokens.insert(bytes.clone().into_boxed_slice());
+            }
+            v.push((bytes, id));
+        }
+        let merges: Vec<(Vec<u8>, Vec<u8>)> = merges
+            .iter()
+            .map(|(a, b)| (token_bytes(a, byte_level), token_bytes(b, byte_level)))
+            .collect();
         if let Some((tok, id)) = v.iter().max_by_key(|(_, id)| *id) {
             let token = String::from_utf8_lossy(tok);
             crate::models::check_id("model.vocab", &token, *id as u64, v.len() + added)?;
