@@ -4,7 +4,9 @@
 ``transformers``' ``BertTokenizerFast`` writes it into ``tokenizer.json``
 (``BertNormalizer``, ``BertPreTokenizer``, ``WordPiece``, a ``[CLS] $A [SEP]``
 template and the ``WordPiece`` decoder), so a ``vocab.txt`` and the
-``tokenizer.json`` made from it encode identically.
+``tokenizer.json`` made from it encode identically. The Rust core reads the
+file and builds the pipeline (``src/formats/vocab_txt.rs``); the options, a
+``tokenizer_config.json``'s included, are read here.
 """
 
 from __future__ import annotations
@@ -14,127 +16,21 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .. import _core
 from .._io import atomic_write
 from ..errors import TokenizerFormatError, UnsupportedComponentError
 
 if TYPE_CHECKING:
     from ..tokenizer import Tokenizer
 
-__all__ = ["load", "load_vocab_txt", "read_vocab_txt", "save_vocab_txt", "vocab_txt_spec"]
+__all__ = ["load", "load_vocab_txt", "save_vocab_txt"]
 
-# Rust's `char::is_whitespace` (Unicode White_Space): what `tokenizers` trims
-# from the end of each line of a vocab.txt.
+# Rust's `char::is_whitespace` (Unicode White_Space): what `tokenizers` (and
+# src/formats/vocab_txt.rs) trims from the end of each line of a vocab.txt.
 _WHITE_SPACE = (
     "\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007"
     "\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
 )
-
-
-def read_vocab_txt(path: str | os.PathLike[str]) -> dict[str, int]:
-    """Token -> id from a ``vocab.txt``.
-
-    Lines are split at ``\\n`` only (a vocabulary may hold U+2028 and other
-    line-like characters inside tokens) and trailing whitespace is trimmed, as
-    ``tokenizers`` reads the file. A token that occurs twice is an error that
-    names both lines.
-    """
-    p = Path(path)
-    try:
-        raw = p.read_bytes()
-    except OSError as e:
-        raise TokenizerFormatError(f"{p}: cannot read the vocabulary: {e}") from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise TokenizerFormatError(f"{p}: not UTF-8 text at byte {e.start}") from None
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()  # the newline that ends the last line
-    vocab: dict[str, int] = {}
-    for i, line in enumerate(lines):
-        token = line.rstrip(_WHITE_SPACE)
-        first = vocab.setdefault(token, i)
-        if first != i:
-            raise TokenizerFormatError(
-                f"{p}: lines {first + 1} and {i + 1} hold the same token {token!r} "
-                f"(trailing whitespace is ignored); each token must appear once"
-            )
-    if not vocab:
-        raise TokenizerFormatError(f"{p}: the vocabulary is empty")
-    return vocab
-
-
-def vocab_txt_spec(
-    vocab: dict[str, int],
-    *,
-    lowercase: bool = True,
-    strip_accents: bool | None = None,
-    tokenize_chinese_chars: bool = True,
-    clean_text: bool = True,
-    unk_token: str = "[UNK]",
-    sep_token: str = "[SEP]",
-    cls_token: str = "[CLS]",
-    pad_token: str = "[PAD]",
-    mask_token: str = "[MASK]",
-    continuing_subword_prefix: str = "##",
-    max_input_chars_per_word: int = 100,
-) -> dict[str, Any]:
-    """The ``tokenizer.json`` content ``BertTokenizerFast`` writes for ``vocab``.
-
-    Special tokens missing from ``vocab`` get new ids after it, as
-    ``transformers`` adds them; the unknown token must be in it.
-    """
-    if unk_token not in vocab:
-        raise TokenizerFormatError(
-            f"the unknown token {unk_token!r} is not in the vocabulary; WordPiece needs it for "
-            f"words it cannot split (pass unk_token=... naming the vocabulary's own)"
-        )
-    ids = dict(vocab)
-    next_id = max(vocab.values()) + 1
-    specials: dict[str, int] = {}
-    for t in (pad_token, unk_token, cls_token, sep_token, mask_token):
-        if t in specials:
-            continue
-        if t not in ids:
-            ids[t] = next_id
-            next_id += 1
-        specials[t] = ids[t]
-    added = [
-        {"id": i, "content": t, "single_word": False, "lstrip": False, "rstrip": False,
-         "normalized": False, "special": True}
-        for t, i in sorted(specials.items(), key=lambda kv: kv[1])
-    ]
-
-    def special(t: str) -> dict[str, Any]:
-        return {"id": t, "ids": [specials[t]], "tokens": [t]}
-
-    return {
-        "version": "1.0",
-        "truncation": None,
-        "padding": None,
-        "added_tokens": added,
-        "normalizer": {"type": "BertNormalizer", "clean_text": clean_text,
-                       "handle_chinese_chars": tokenize_chinese_chars,
-                       "strip_accents": strip_accents, "lowercase": lowercase},
-        "pre_tokenizer": {"type": "BertPreTokenizer"},
-        "post_processor": {
-            "type": "TemplateProcessing",
-            "single": [{"SpecialToken": {"id": cls_token, "type_id": 0}},
-                       {"Sequence": {"id": "A", "type_id": 0}},
-                       {"SpecialToken": {"id": sep_token, "type_id": 0}}],
-            "pair": [{"SpecialToken": {"id": cls_token, "type_id": 0}},
-                     {"Sequence": {"id": "A", "type_id": 0}},
-                     {"SpecialToken": {"id": sep_token, "type_id": 0}},
-                     {"Sequence": {"id": "B", "type_id": 1}},
-                     {"SpecialToken": {"id": sep_token, "type_id": 1}}],
-            "special_tokens": {cls_token: special(cls_token), sep_token: special(sep_token)},
-        },
-        "decoder": {"type": "WordPiece", "prefix": continuing_subword_prefix, "cleanup": True},
-        "model": {"type": "WordPiece", "unk_token": unk_token,
-                  "continuing_subword_prefix": continuing_subword_prefix,
-                  "max_input_chars_per_word": max_input_chars_per_word,
-                  "vocab": vocab},
-    }
 
 
 def load_vocab_txt(
@@ -158,27 +54,34 @@ def load_vocab_txt(
     ``bert-base-chinese``) need ``lowercase=False``. ``strip_accents=None``
     strips accents exactly when lowercasing, as BERT does.
     """
-    from .hf_json import loads
+    from ..tokenizer import Tokenizer
 
     p = Path(path)
-    spec = vocab_txt_spec(
-        read_vocab_txt(p),
-        lowercase=lowercase,
-        strip_accents=strip_accents,
-        tokenize_chinese_chars=tokenize_chinese_chars,
-        clean_text=clean_text,
-        unk_token=unk_token,
-        sep_token=sep_token,
-        cls_token=cls_token,
-        pad_token=pad_token,
-        mask_token=mask_token,
-        continuing_subword_prefix=continuing_subword_prefix,
-        max_input_chars_per_word=max_input_chars_per_word,
-    )
     try:
-        return loads(json.dumps(spec, ensure_ascii=False))
+        data = p.read_bytes()
+    except OSError as e:
+        raise TokenizerFormatError(f"{p}: cannot read the vocabulary: {e}") from None
+    try:
+        core = _core.Tokenizer.from_vocab_txt(
+            data,
+            lowercase=lowercase,
+            strip_accents=strip_accents,
+            tokenize_chinese_chars=tokenize_chinese_chars,
+            clean_text=clean_text,
+            unk_token=unk_token,
+            sep_token=sep_token,
+            cls_token=cls_token,
+            pad_token=pad_token,
+            mask_token=mask_token,
+            continuing_subword_prefix=continuing_subword_prefix,
+            max_input_chars_per_word=max_input_chars_per_word,
+        )
     except TokenizerFormatError as e:
         raise type(e)(f"{p}: {e}") from None
+    except (TypeError, OverflowError, UnicodeEncodeError) as e:
+        # an option of the wrong type or not Unicode text (a tokenizer_config.json's)
+        raise TokenizerFormatError(f"{p}: {e}") from None
+    return Tokenizer(core)
 
 
 _CONFIG_KEYS = {

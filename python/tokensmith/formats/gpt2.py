@@ -1,4 +1,8 @@
-"""The classic training artifacts: ``vocab.json`` + ``merges.txt`` (GPT-2, RoBERTa)."""
+"""The classic training artifacts: ``vocab.json`` + ``merges.txt`` (GPT-2, RoBERTa).
+
+The Rust core reads them and builds the byte-level pipeline
+(``src/formats/vocab_merges.rs``); writing them is done here.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +11,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .. import _core
 from .._io import atomic_write
 from ..errors import TokenizerFormatError, UnsupportedComponentError
 
@@ -42,54 +47,20 @@ def load_vocab_merges(
 
     ``special_tokens`` defaults to ``<|endoftext|>`` when the vocabulary has it.
     """
-    from .hf_json import loads
+    from ..tokenizer import Tokenizer
 
     vp, mp = Path(vocab_path), Path(merges_path)
     try:
-        vocab = json.loads(vp.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        vocab = vp.read_bytes()
+    except OSError as e:
         raise TokenizerFormatError(f"{vp}: cannot read the vocabulary: {e}") from None
-    if not isinstance(vocab, dict) or not all(isinstance(v, int) for v in vocab.values()):
-        raise TokenizerFormatError(f"{vp}: expected a JSON object of token -> integer id")
-    merges: list[str] = []
     try:
-        lines = mp.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as e:
+        merges = mp.read_bytes()
+    except OSError as e:
         raise TokenizerFormatError(f"{mp}: cannot read the merges: {e}") from None
-    for n, line in enumerate(lines, 1):
-        if not line or (n == 1 and line.startswith("#version")):
-            continue
-        if len(line.split(" ")) != 2:
-            raise TokenizerFormatError(f"{mp}:{n}: expected two tokens separated by one space")
-        merges.append(line)
-    if special_tokens is None:
-        special_tokens = [t for t in ("<|endoftext|>",) if t in vocab]
-    added = []
-    for t in special_tokens:
-        if t not in vocab:
-            raise TokenizerFormatError(f"{vp}: the special token {t!r} is not in the vocabulary")
-        added.append(
-            {"id": vocab[t], "content": t, "single_word": False, "lstrip": False,
-             "rstrip": False, "normalized": False, "special": True}
-        )
-    spec = {
-        "version": "1.0",
-        "truncation": None,
-        "padding": None,
-        "added_tokens": added,
-        "normalizer": None,
-        "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False,
-                          "trim_offsets": True, "use_regex": True},
-        "post_processor": {"type": "ByteLevel", "add_prefix_space": True,
-                           "trim_offsets": False, "use_regex": True},
-        "decoder": {"type": "ByteLevel", "add_prefix_space": True,
-                    "trim_offsets": True, "use_regex": True},
-        "model": {"type": "BPE", "dropout": None, "unk_token": None,
-                  "continuing_subword_prefix": None, "end_of_word_suffix": None,
-                  "fuse_unk": False, "byte_fallback": False, "ignore_merges": False,
-                  "vocab": vocab, "merges": merges},
-    }
     try:
-        return loads(json.dumps(spec, ensure_ascii=False))
-    except TokenizerFormatError as e:
-        raise type(e)(f"{mp}: {e}") from None
+        specials = None if special_tokens is None else list(special_tokens)
+        core = _core.Tokenizer.from_vocab_merges(vocab, merges, specials, (str(vp), str(mp)))
+    except (TypeError, UnicodeEncodeError) as e:  # special tokens that are not a list of str
+        raise TokenizerFormatError(f"{vp}: {e}") from None
+    return Tokenizer(core)
