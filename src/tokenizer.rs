@@ -156,6 +156,16 @@ impl Tokenizer {
                 }
             }
         }
+        // ids only: a model that fuses this normalizer and pre-tokenizer
+        // into its own pass (`Model::encode_fused`)
+        if sink.offsets.is_none()
+            && !self.added.has_normalized()
+            && self
+                .model
+                .encode_fused(self.normalizer.as_ref(), self.pre_tokenizer.as_ref(), text, sink.ids)
+        {
+            return Ok(());
+        }
         let mut ns = NormalizedString::new(text, start);
         if let Some(n) = &self.normalizer {
             n.normalize(&mut ns)?;

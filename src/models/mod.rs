@@ -126,6 +126,20 @@ pub trait Model: Send + Sync {
     fn encode_scanned(&self, _scanner: &crate::scanner::Scanner, _text: &str, _out: &mut Vec<u32>) -> bool {
         false
     }
+    /// Encode a whole text (no added tokens in it) through `normalizer` and
+    /// `pre_tokenizer` and this model in one fused pass, ids only, if the
+    /// model has such an encoder for that pair of stages; false, and nothing
+    /// written, if not (the pipeline then runs the stages one by one). The
+    /// ids must equal the staged pipeline's for every text.
+    fn encode_fused(
+        &self,
+        _normalizer: Option<&crate::normalizers::Normalizer>,
+        _pre_tokenizer: Option<&crate::pre_tokenizers::PreTokenizer>,
+        _text: &str,
+        _out: &mut Vec<u32>,
+    ) -> bool {
+        false
+    }
 }
 
 /// The registry of models, named as in `tokenizer.json`.
@@ -225,6 +239,15 @@ impl Model for ModelKind {
             ModelKind::WordLevel(m) => m.encode_scanned(scanner, text, out),
             ModelKind::SentencePieceBpe(m) => m.encode_scanned(scanner, text, out),
         }
+    }
+    fn encode_fused(
+        &self,
+        normalizer: Option<&crate::normalizers::Normalizer>,
+        pre_tokenizer: Option<&crate::pre_tokenizers::PreTokenizer>,
+        text: &str,
+        out: &mut Vec<u32>,
+    ) -> bool {
+        self.inner().encode_fused(normalizer, pre_tokenizer, text, out)
     }
     fn id_to_bytes(&self, id: u32) -> Option<&[u8]> {
         self.inner().id_to_bytes(id)
