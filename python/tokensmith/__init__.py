@@ -11,12 +11,10 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
-from . import compare, errors, evaluate, patterns
+from . import errors, patterns
 from ._loading import load
 from ._operations import provide as _provide_operations
 from ._version import __version__ as __version__
-from .counts import WordCounts, count
-from .diagnostics import diagnose
 from .errors import (
     ChecksumError,
     CompatibilityError,
@@ -35,43 +33,67 @@ from .errors import (
     UnsupportedComponentError,
     VocabSizeError,
 )
-from .pretrained import PretrainedNotFoundError, UnknownEncodingError
-from .surgery import (
-    CompatibilityReport,
-    IdMap,
-    add_tokens,
-    check_compatible,
-    extend,
-    merge,
-    prune,
-    resize,
-)
 from .tokenizer import Encoding, Tokenizer
-from .trainers import train, train_bpe
 
 if TYPE_CHECKING:
+    from . import compare, evaluate
     from ._train_sentencepiece import train_sentencepiece_bpe, train_unigram
     from ._train_wordlevel import train_wordlevel
     from ._train_wordpiece import train_wordpiece
+    from .counts import WordCounts, count
+    from .diagnostics import diagnose
+    from .pretrained import PretrainedNotFoundError, UnknownEncodingError
+    from .surgery.add import add_tokens, resize
+    from .surgery.check import CompatibilityReport, check_compatible
+    from .surgery.extend import extend
+    from .surgery.merging import merge
+    from .surgery.prune import IdMap, prune
+    from .trainers import train, train_bpe
 
 # Tokenizer.from_file, .save, .add_tokens … (formats and surgery import tokenizer.py)
 _provide_operations()
 
-# trainers imported on first use (they bring their formats' modules along)
+# Imported on first use: loading and encoding need none of them, and
+# `import tokensmith` is part of every cold start (name -> module).
 _LAZY = {
+    "train": ".trainers",
+    "train_bpe": ".trainers",
     "train_wordpiece": "._train_wordpiece",
     "train_unigram": "._train_sentencepiece",
     "train_sentencepiece_bpe": "._train_sentencepiece",
     "train_wordlevel": "._train_wordlevel",
+    "WordCounts": ".counts",
+    "count": ".counts",
+    "diagnose": ".diagnostics",
+    "PretrainedNotFoundError": ".pretrained",
+    "UnknownEncodingError": ".pretrained",
+    "CompatibilityReport": ".surgery",
+    "IdMap": ".surgery",
+    "add_tokens": ".surgery",
+    "check_compatible": ".surgery",
+    "extend": ".surgery",
+    "merge": ".surgery",
+    "prune": ".surgery",
+    "resize": ".surgery",
 }
+_LAZY_MODULES = ("compare", "evaluate")
 
 
 def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        import importlib
+    import importlib
 
-        return getattr(importlib.import_module(_LAZY[name], __name__), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name], __name__), name)
+    elif name in _LAZY_MODULES:
+        value = importlib.import_module(f".{name}", __name__)
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY) | set(_LAZY_MODULES))
 
 # A forked child has no copy of the parent's worker threads: drop the pools so
 # the child starts its own (multiprocessing and data loaders fork).

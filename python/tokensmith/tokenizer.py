@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Collection, Iterable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypeVar
 
 from . import _core
 from .errors import DisallowedSpecialTokenError, TokenIdTypeError, TokenizerFormatError
@@ -25,27 +24,59 @@ SpecialSet = Literal["all"] | Collection[str]
 _T = TypeVar("_T")
 
 
-@dataclass(frozen=True)
 class Encoding:
     """Everything one encode produces.
 
     ``offsets`` are ``(start, end)`` character offsets into the original
-    string (``(0, 0)`` for tokens the post-processor added).
+    string (``(0, 0)`` for tokens the post-processor added). Read-only.
     """
 
+    # (a plain class, not a dataclass: `dataclasses` would double the time
+    # `import tokensmith` takes)
+    __slots__ = ("ids", "tokens", "offsets", "type_ids", "special_tokens_mask", "attention_mask")
     ids: list[int]
     tokens: list[str]
     offsets: list[tuple[int, int]]
     type_ids: list[int]
     special_tokens_mask: list[int]
-    attention_mask: list[int] = field(repr=False)
+    attention_mask: list[int]
+
+    def __init__(self, ids: list[int], tokens: list[str], offsets: list[tuple[int, int]],
+                 type_ids: list[int], special_tokens_mask: list[int],
+                 attention_mask: list[int]) -> None:
+        for name, value in zip(self.__slots__, (ids, tokens, offsets, type_ids,
+                                                special_tokens_mask, attention_mask), strict=True):
+            object.__setattr__(self, name, value)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"cannot assign to field {name!r}: an Encoding is read-only")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"cannot delete field {name!r}: an Encoding is read-only")
+
+    def _fields(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, name) for name in self.__slots__)
+
+    def __reduce__(self) -> tuple[Any, ...]:  # (pickle and copy rebuild through __init__)
+        return (self.__class__, self._fields())
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        assert isinstance(other, Encoding)
+        return self._fields() == other._fields()
+
+    __hash__ = None  # type: ignore[assignment]  # (mutable lists inside, as before)
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__[:-1])
+        return f"Encoding({shown})"
 
     def __len__(self) -> int:
         return len(self.ids)
 
 
-@dataclass(frozen=True)
-class Operations:
+class Operations(NamedTuple):
     """Reading, writing and changing tokenizers, as the methods of :class:`Tokenizer`
     offer them (``from_file``, ``save``, ``save_vocab_merges``, ``add_tokens``,
     ``extend``, ``prune``, ``resize``). :mod:`tokensmith.formats` and
