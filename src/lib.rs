@@ -9,6 +9,7 @@
 pub mod added_tokens;
 pub mod bytelevel;
 pub mod cut;
+pub mod decode_table;
 pub mod decoders;
 pub mod error;
 pub mod formats;
@@ -29,6 +30,8 @@ pub mod trainers;
 pub mod trie;
 pub mod utf8;
 
+#[cfg(feature = "python")]
+mod py_ids;
 #[cfg(feature = "python")]
 mod python;
 

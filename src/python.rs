@@ -471,6 +471,15 @@ impl Tokenizer {
     }
 }
 
+/// A sequence of ids: a list of ints read directly, anything else the
+/// general way (raising `TypeError` / `OverflowError` for a bad item).
+fn extract_ids(ids: &Bound<'_, PyAny>) -> PyResult<Vec<u32>> {
+    match crate::py_ids::ids_of_list(ids) {
+        Some(v) => Ok(v),
+        None => ids.extract(),
+    }
+}
+
 #[pymethods]
 impl Tokenizer {
     #[staticmethod]
@@ -755,8 +764,32 @@ impl Tokenizer {
     }
 
     #[pyo3(signature = (ids, skip_special_tokens=false))]
-    fn decode(&self, py: Python<'_>, ids: Vec<u32>, skip_special_tokens: bool) -> PyResult<String> {
-        guarded(|| py.detach(|| self.inner.decode(&ids, skip_special_tokens)).map_err(err))
+    fn decode<'py>(
+        &self,
+        py: Python<'py>,
+        ids: &Bound<'py, PyAny>,
+        skip_special_tokens: bool,
+    ) -> PyResult<Bound<'py, PyString>> {
+        guarded(|| {
+            let ids = extract_ids(ids)?;
+            let mut bytes = Vec::new();
+            let raw = py.detach(|| {
+                self.inner
+                    .decode_raw(ids.iter().copied(), skip_special_tokens, &mut bytes)
+            });
+            match raw {
+                Some(done) => {
+                    done.map_err(err)?;
+                    crate::py_ids::str_from_utf8_lossy(py, &bytes)
+                }
+                None => {
+                    let text = py
+                        .detach(|| self.inner.decode(&ids, skip_special_tokens))
+                        .map_err(err)?;
+                    Ok(PyString::new(py, &text))
+                }
+            }
+        })
     }
 
     #[pyo3(signature = (batch, skip_special_tokens=false))]
@@ -774,8 +807,9 @@ impl Tokenizer {
         })
     }
 
-    fn decode_bytes<'py>(&self, py: Python<'py>, ids: Vec<u32>) -> PyResult<Bound<'py, PyBytes>> {
+    fn decode_bytes<'py>(&self, py: Python<'py>, ids: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
         guarded(|| {
+            let ids = extract_ids(ids)?;
             let b = py.detach(|| self.inner.decode_bytes(&ids)).map_err(err)?;
             Ok(PyBytes::new(py, &b))
         })

@@ -2,6 +2,7 @@
 //! post-processor, and back through the decoder.
 
 use crate::added_tokens::{AddedToken, AddedVocabulary, Allowed, Segment};
+use crate::decode_table::DecodeTable;
 use crate::decoders::{Decode, Decoder};
 use crate::error::{Error, Result};
 use crate::models::{Model, ModelKind};
@@ -9,6 +10,7 @@ use crate::normalizers::{Normalize, NormalizedString, Normalizer};
 use crate::pre_tokenizers::{PreTokenize, PreTokenizedString, PreTokenizer};
 use crate::processors::{Encoding, PostProcess, PostProcessor};
 use serde_json::{json, Map, Value};
+use std::sync::OnceLock;
 
 /// Documents at least this long are cut and encoded in parallel.
 const PARALLEL_MIN_BYTES: usize = 1 << 20;
@@ -24,6 +26,8 @@ pub struct Tokenizer {
     /// `version`, `truncation`, `padding` as read, written back unchanged.
     pub extra: Map<String, Value>,
     trims_offsets: bool,
+    /// every model token's bytes in one arena, built on the first decode
+    decode_table: OnceLock<Option<DecodeTable>>,
 }
 
 /// Where the encoded tokens go.
@@ -91,6 +95,7 @@ impl Tokenizer {
             added,
             extra,
             trims_offsets,
+            decode_table: OnceLock::new(),
         })
     }
 
@@ -514,22 +519,9 @@ impl Tokenizer {
     }
 
     pub fn decode(&self, ids: &[u32], skip_special: bool) -> Result<String> {
-        // fast path: byte-level model with a plain ByteLevel decoder
-        if self.model.byte_level() && self.decoder.as_ref().is_some_and(|d| d.is_plain_byte_level()) {
-            let mut bytes = crate::error::with_room(ids.len().saturating_mul(4), "the decoded bytes")?;
-            for &id in ids {
-                if let Some(t) = self.added.get(id) {
-                    if !(skip_special && t.special) {
-                        let content = self.added.token_str(id).unwrap_or(&t.content);
-                        match crate::bytelevel::string_to_bytes(content) {
-                            Some(b) => bytes.extend(b),
-                            None => bytes.extend_from_slice(content.as_bytes()),
-                        }
-                    }
-                } else {
-                    bytes.extend_from_slice(self.model.id_to_bytes(id).ok_or(Error::UnknownId(id))?);
-                }
-            }
+        let mut bytes = Vec::new();
+        if let Some(done) = self.decode_raw(ids.iter().copied(), skip_special, &mut bytes) {
+            done?;
             return Ok(String::from_utf8_lossy(&bytes).into_owned());
         }
         let tokens = self.token_strings(ids, skip_special)?;
@@ -539,13 +531,81 @@ impl Tokenizer {
         })
     }
 
+    /// The decode table, unless the tokenizer changed since it was built.
+    fn decode_table(&self) -> Option<&DecodeTable> {
+        let shape = (self.model.vocab_len(), self.added.tokens.len());
+        let ids = shape
+            .0
+            .max(self.added.tokens.iter().map(|t| t.id as usize + 1).max().unwrap_or(0));
+        self.decode_table
+            .get_or_init(|| {
+                DecodeTable::build(
+                    ids,
+                    |id| self.model.id_to_bytes(id),
+                    |id| self.added.get(id).is_some(),
+                    shape,
+                )
+            })
+            .as_ref()
+            .filter(|t| t.fits(shape))
+    }
+
+    /// The bytes `decode` turns into text (lossily), appended to `out`, when
+    /// the model is byte-level and the decoder a plain ByteLevel one (the
+    /// text is then exactly those bytes); `None`, and nothing written, for
+    /// other decoders. Special added tokens are left out if `skip_special`.
+    pub fn decode_raw(
+        &self,
+        ids: impl ExactSizeIterator<Item = u32>,
+        skip_special: bool,
+        out: &mut Vec<u8>,
+    ) -> Option<Result<()>> {
+        if !(self.model.byte_level() && self.decoder.as_ref().is_some_and(|d| d.is_plain_byte_level())) {
+            return None;
+        }
+        let table = self.decode_table()?;
+        Some(self.reserve(out, ids.len()).and_then(|()| {
+            table.decode_into(ids, out, |id, out| {
+                let Some(t) = self.added.get(id) else { return };
+                if !(skip_special && t.special) {
+                    let content = self.added.token_str(id).unwrap_or(&t.content);
+                    match crate::bytelevel::string_to_bytes(content) {
+                        Some(b) => out.extend(b),
+                        None => out.extend_from_slice(content.as_bytes()),
+                    }
+                }
+            })
+        }))
+    }
+
+    /// Room in `out` for about `ids` tokens' bytes (a typical token is under
+    /// four bytes: a longer text grows the vector as usual).
+    fn reserve(&self, out: &mut Vec<u8>, ids: usize) -> Result<()> {
+        out.try_reserve(ids.saturating_mul(4))
+            .map_err(|_| Error::Memory(format!("the decoded bytes of {ids} ids")))
+    }
+
     /// The raw bytes of a sequence of ids, without any decoder.
     pub fn decode_bytes(&self, ids: &[u32]) -> Result<Vec<u8>> {
-        let mut bytes = crate::error::with_room(ids.len().saturating_mul(4), "the decoded bytes")?;
-        for &id in ids {
-            bytes.extend(self.id_to_bytes(id).ok_or(Error::UnknownId(id))?);
-        }
+        let mut bytes = Vec::new();
+        self.decode_bytes_into(ids.iter().copied(), &mut bytes)?;
         Ok(bytes)
+    }
+
+    /// `decode_bytes`, appended to `out`.
+    pub fn decode_bytes_into(&self, ids: impl ExactSizeIterator<Item = u32>, out: &mut Vec<u8>) -> Result<()> {
+        self.reserve(out, ids.len())?;
+        let Some(table) = self.decode_table() else {
+            for id in ids {
+                out.extend(self.id_to_bytes(id).ok_or(Error::UnknownId(id))?);
+            }
+            return Ok(());
+        };
+        table.decode_into(ids, out, |id, out| {
+            if let Some(t) = self.added.token_str(id) {
+                out.extend_from_slice(t.as_bytes());
+            }
+        })
     }
 }
 
