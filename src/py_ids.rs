@@ -7,30 +7,73 @@ use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString};
 
-/// The ids in `obj` when it is exactly a list of exact ints, each in `u32`
-/// range; `None` for anything else (a tuple, a bool, a negative int, numpy
-/// scalars): the caller then extracts the general way, which raises the
-/// error such an item deserves.
-pub fn ids_of_list(obj: &Bound<'_, PyAny>) -> Option<Vec<u32>> {
-    let list = obj.cast_exact::<PyList>().ok()?;
-    let n = list.len();
-    let mut ids = Vec::with_capacity(n);
-    for i in 0..n {
-        let item = list_item(list, i);
-        // SAFETY: `item` is a live object borrowed from `list` (GIL held, no
-        // Python code runs in this loop, so the list does not change).
+/// The ids of a list of ints, read one by one as a consumer asks for them
+/// (a decode copies each token as its id is read: one pass). Stops early,
+/// with `failed` set, at an item that is not an exact int in `u32` range;
+/// the caller then throws away what it made and extracts the general way,
+/// which raises the error such an item deserves.
+pub struct ListIds<'a, 'py> {
+    list: &'a Bound<'py, PyList>,
+    next: usize,
+    len: usize,
+    pub failed: bool,
+}
+
+impl<'a, 'py> ListIds<'a, 'py> {
+    /// `None` unless `obj` is exactly a list.
+    pub fn new(obj: &'a Bound<'py, PyAny>) -> Option<Self> {
+        let list = obj.cast_exact::<PyList>().ok()?;
+        Some(ListIds {
+            list,
+            next: 0,
+            len: list.len(),
+            failed: false,
+        })
+    }
+}
+
+impl Iterator for ListIds<'_, '_> {
+    type Item = u32;
+
+    #[inline]
+    fn next(&mut self) -> Option<u32> {
+        if self.next >= self.len || self.failed {
+            return None;
+        }
+        let item = list_item(self.list, self.next);
+        self.next += 1;
+        // SAFETY: `item` is a live object borrowed from the list (GIL held;
+        // the consumer runs no Python code, so the list does not change).
         let value = unsafe {
             if ffi::PyLong_CheckExact(item) == 0 {
+                self.failed = true;
                 return None;
             }
             ffi::PyLong_AsUnsignedLong(item)
         };
-        if value == std::ffi::c_ulong::MAX && PyErr::take(obj.py()).is_some() {
-            return None; // negative or wider than an unsigned long
+        if value == std::ffi::c_ulong::MAX && PyErr::take(self.list.py()).is_some() {
+            self.failed = true; // negative or wider than an unsigned long
+            return None;
         }
-        ids.push(u32::try_from(value).ok()?);
+        let id = u32::try_from(value).ok();
+        self.failed = id.is_none();
+        id
     }
-    Some(ids)
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let n = self.len - self.next;
+        (n, Some(n))
+    }
+}
+
+impl ExactSizeIterator for ListIds<'_, '_> {}
+
+/// The ids in `obj` when it is exactly a list of exact ints, each in `u32`
+/// range; `None` for anything else (see [`ListIds`]).
+pub fn ids_of_list(obj: &Bound<'_, PyAny>) -> Option<Vec<u32>> {
+    let mut it = ListIds::new(obj)?;
+    let ids: Vec<u32> = it.by_ref().collect();
+    (!it.failed).then_some(ids)
 }
 
 /// Item `i` (< the list's length) of `list`, borrowed.

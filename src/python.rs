@@ -771,24 +771,22 @@ impl Tokenizer {
         skip_special_tokens: bool,
     ) -> PyResult<Bound<'py, PyString>> {
         guarded(|| {
-            let ids = extract_ids(ids)?;
-            let mut bytes = Vec::new();
-            let raw = py.detach(|| {
-                self.inner
-                    .decode_raw(ids.iter().copied(), skip_special_tokens, &mut bytes)
-            });
-            match raw {
-                Some(done) => {
-                    done.map_err(err)?;
-                    crate::py_ids::str_from_utf8_lossy(py, &bytes)
-                }
-                None => {
-                    let text = py
-                        .detach(|| self.inner.decode(&ids, skip_special_tokens))
-                        .map_err(err)?;
-                    Ok(PyString::new(py, &text))
+            // a list of ints: each token copied as its id is read (the GIL
+            // stays held, the list being read throughout)
+            if let Some(mut list) = crate::py_ids::ListIds::new(ids) {
+                let mut bytes = Vec::new();
+                if let Some(done) = self.inner.decode_raw(&mut list, skip_special_tokens, &mut bytes) {
+                    if !list.failed {
+                        done.map_err(err)?;
+                        return crate::py_ids::str_from_utf8_lossy(py, &bytes);
+                    }
                 }
             }
+            let ids = extract_ids(ids)?;
+            let text = py
+                .detach(|| self.inner.decode(&ids, skip_special_tokens))
+                .map_err(err)?;
+            Ok(PyString::new(py, &text))
         })
     }
 
@@ -809,6 +807,14 @@ impl Tokenizer {
 
     fn decode_bytes<'py>(&self, py: Python<'py>, ids: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
         guarded(|| {
+            if let Some(mut list) = crate::py_ids::ListIds::new(ids) {
+                let mut bytes = Vec::new();
+                let done = self.inner.decode_bytes_into(&mut list, &mut bytes);
+                if !list.failed {
+                    done.map_err(err)?;
+                    return Ok(PyBytes::new(py, &bytes));
+                }
+            }
             let ids = extract_ids(ids)?;
             let b = py.detach(|| self.inner.decode_bytes(&ids)).map_err(err)?;
             Ok(PyBytes::new(py, &b))
