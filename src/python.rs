@@ -277,6 +277,8 @@ struct IdInts {
 impl Tokenizer {
     fn wrap(t: CoreTokenizer) -> Self {
         use std::sync::atomic::AtomicU32;
+        // building a tokenizer leaves its input's parsed form freed behind it
+        crate::huge_pages::release_free_memory();
         Tokenizer {
             inner: Arc::new(t),
             ints: pyo3::sync::PyOnceLock::new(),
@@ -487,6 +489,26 @@ impl Tokenizer {
         guarded(|| {
             let t = py.detach(|| CoreTokenizer::from_json(text)).map_err(err)?;
             Ok(Tokenizer::wrap(t))
+        })
+    }
+
+    /// Read and build a `tokenizer.json` file: its bytes never become a
+    /// Python string (which would be converted back to UTF-8 and leave its
+    /// megabytes freed on the heap behind the new tokenizer).
+    #[staticmethod]
+    fn from_json_file(py: Python<'_>, path: std::path::PathBuf) -> PyResult<Self> {
+        guarded(|| {
+            let data = py.detach(|| crate::huge_pages::plain(|| std::fs::read(&path)))?;
+            let t = py.detach(|| -> crate::error::Result<CoreTokenizer> {
+                let text = std::str::from_utf8(&data)
+                    .map_err(|e| Error::Format(format!("not UTF-8 text at byte {}", e.valid_up_to())))?;
+                if text.trim().is_empty() {
+                    return Err(Error::Format("tokenizer.json is empty".into()));
+                }
+                CoreTokenizer::from_json(text)
+            });
+            drop(data);
+            Ok(Tokenizer::wrap(t.map_err(err)?))
         })
     }
 

@@ -206,10 +206,16 @@ class Tokenizer:
                 f"escape such as \\ud800 decoded by Python makes one)"
             ) from None
         except TokenizerFormatError as e:
-            msg = str(e)
-            if "EOF while parsing" in msg:
-                msg += " (the file looks truncated)"
-            raise type(e)(msg) from None
+            raise type(e)(_json_message(str(e))) from None
+        return Tokenizer(core)
+
+    @classmethod
+    def _from_json_file(cls, path: str | os.PathLike[str]) -> Tokenizer:
+        """A tokenizer from a ``tokenizer.json`` file, read by the core (errors name the file)."""
+        try:
+            core = _core.Tokenizer.from_json_file(os.fspath(path))
+        except TokenizerFormatError as e:
+            raise type(e)(f"{path}: {_json_message(str(e))}") from None
         return Tokenizer(core)
 
     @classmethod
@@ -552,6 +558,11 @@ def _with_ids(fn: Callable[[], _T]) -> _T:
         return fn()
     except (OverflowError, TypeError) as e:
         raise _id_error(e) from None
+
+
+def _json_message(msg: str) -> str:
+    """A ``tokenizer.json`` parse error's message, with a hint where it helps."""
+    return msg + " (the file looks truncated)" if "EOF while parsing" in msg else msg
 
 
 def _id_error(e: Exception) -> Exception:

@@ -43,7 +43,10 @@ fn component<T: DeserializeOwned>(root: &Map<String, Value>, key: &str) -> Resul
 
 impl Tokenizer {
     pub fn from_json(text: &str) -> Result<Self> {
-        let root: Value = serde_json::from_str(text).map_err(|e| Error::Format(format!("not valid JSON: {e}")))?;
+        // (the parsed document is dropped once the tokenizer is built: its
+        // large arrays go on ordinary pages, see `huge_pages`)
+        let root: Value = crate::huge_pages::plain(|| serde_json::from_str(text))
+            .map_err(|e| Error::Format(format!("not valid JSON: {e}")))?;
         let root = root
             .as_object()
             .ok_or_else(|| Error::Format("the top level must be a JSON object".into()))?;

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .._io import atomic_write
-from ..errors import PortabilityWarning, TokenizerFormatError
+from ..errors import PortabilityWarning
 
 if TYPE_CHECKING:
     from ..tokenizer import Tokenizer
@@ -40,15 +40,9 @@ def unfold(doc: dict[str, Any]) -> dict[str, Any]:
 
 
 def load(path: str | os.PathLike[str]) -> Tokenizer:
-    p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except UnicodeDecodeError as e:
-        raise TokenizerFormatError(f"{p}: not UTF-8 text at byte {e.start}") from None
-    try:
-        return loads(text)
-    except TokenizerFormatError as e:
-        raise type(e)(f"{p}: {e}") from None
+    from ..tokenizer import Tokenizer
+
+    return Tokenizer._from_json_file(Path(path))
 
 
 def save(tok: Tokenizer, path: str | os.PathLike[str], *, pretty: bool = True) -> Path:
