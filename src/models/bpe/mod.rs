@@ -148,6 +148,7 @@ impl Bpe {
         let mut m = FxHashMap::default();
         m.reserve(merges.len());
         let lossy = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        let mut ab = Vec::new(); // (one buffer for every merged token)
         for (rank, (a, b)) in merges.iter().enumerate() {
             let ia = map
                 .get(a)
@@ -155,22 +156,19 @@ impl Bpe {
             let ib = map
                 .get(b)
                 .ok_or_else(|| Error::Format(format!("merges[{rank}]: token {:?} is not in the vocab", lossy(b))))?;
-            let mut ab = a.clone();
-            ab.extend_from_slice(b);
             let (pa, pb) = (*ia, *ib);
-            let suffix_free = match &opts.continuing_subword_prefix {
+            ab.clear();
+            ab.extend_from_slice(a);
+            match &opts.continuing_subword_prefix {
                 // with a prefix, "a" + "##b" merges into "ab"
-                Some(p) if b.starts_with(p.as_bytes()) => {
-                    let mut v = a.clone();
-                    v.extend_from_slice(&b[p.len()..]);
-                    v
-                }
-                _ => ab,
-            };
-            let new_id = map.get(&suffix_free).ok_or_else(|| {
+                Some(p) if b.starts_with(p.as_bytes()) => ab.extend_from_slice(&b[p.len()..]),
+                _ => ab.extend_from_slice(b),
+            }
+            let suffix_free = &ab[..];
+            let new_id = map.get(suffix_free).ok_or_else(|| {
                 Error::Format(format!(
                     "merges[{rank}]: the merged token {:?} is not in the vocab",
-                    lossy(&suffix_free)
+                    lossy(suffix_free)
                 ))
             })?;
             // a repeated pair keeps its last rank, as in `tokenizers`

@@ -55,35 +55,30 @@ impl Bpe {
             })?;
             v.push((tok.as_str(), id as u32));
         }
-        let merges_v = match obj.get("merges") {
-            None | Some(Value::Null) => Vec::new(),
-            Some(Value::Array(a)) => a.clone(),
+        let merges_v: &[Value] = match obj.get("merges") {
+            None | Some(Value::Null) => &[],
+            Some(Value::Array(a)) => a,
             Some(_) => return Err(Error::Format("model.merges: expected a list".into())),
         };
         let merges_as_pairs = merges_v.first().is_some_and(|m| m.is_array());
-        let mut merges = Vec::with_capacity(merges_v.len());
+        let mut merges: Vec<(&str, &str)> = Vec::with_capacity(merges_v.len());
         for (i, m) in merges_v.iter().enumerate() {
-            let (a, b) = match m {
-                Value::String(s) => {
-                    let parts: Vec<&str> = s.split(' ').collect();
-                    if parts.len() != 2 {
-                        return Err(Error::Format(format!(
-                            "model.merges[{i}]: {s:?} is not two tokens separated by one space"
-                        )));
-                    }
-                    (parts[0].to_string(), parts[1].to_string())
+            let pair = match m {
+                Value::String(s) => s.split_once(' ').filter(|(_, b)| !b.contains(' ')).ok_or_else(|| {
+                    Error::Format(format!(
+                        "model.merges[{i}]: {s:?} is not two tokens separated by one space"
+                    ))
+                })?,
+                Value::Array(p) if p.len() == 2 && p.iter().all(|x| x.is_string()) => {
+                    (p[0].as_str().unwrap_or_default(), p[1].as_str().unwrap_or_default())
                 }
-                Value::Array(p) if p.len() == 2 && p.iter().all(|x| x.is_string()) => (
-                    p[0].as_str().unwrap_or_default().to_string(),
-                    p[1].as_str().unwrap_or_default().to_string(),
-                ),
                 other => {
                     return Err(Error::Format(format!(
                         "model.merges[{i}]: expected \"a b\" or [\"a\", \"b\"], found {other}"
                     )))
                 }
             };
-            merges.push((a, b));
+            merges.push(pair);
         }
         let dropout = match obj.get("dropout") {
             None | Some(Value::Null) => None,
@@ -120,9 +115,9 @@ impl Bpe {
     /// `tokenizer.json`'s `"model"` section and `vocab.json` + `merges.txt`
     /// give them. `added`: the added tokens, which may sit in the
     /// vocabulary's gaps.
-    pub fn from_token_strings(
+    pub fn from_token_strings<S: AsRef<str>>(
         vocab: &[(&str, u32)],
-        merges: &[(String, String)],
+        merges: &[(S, S)],
         opts: BpeOptions,
         added: usize,
     ) -> Result<Bpe> {
@@ -138,7 +133,7 @@ impl Bpe {
         }
         let merges: Vec<(Vec<u8>, Vec<u8>)> = merges
             .iter()
-            .map(|(a, b)| (token_bytes(a, byte_level), token_bytes(b, byte_level)))
+            .map(|(a, b)| (token_bytes(a.as_ref(), byte_level), token_bytes(b.as_ref(), byte_level)))
             .collect();
         if let Some((tok, id)) = v.iter().max_by_key(|(_, id)| *id) {
             let token = String::from_utf8_lossy(tok);
