@@ -45,6 +45,68 @@ impl Tokenizer {
     pub fn from_json(text: &str) -> Result<Self> {
         // (the parsed document is dropped once the tokenizer is built: its
         // large arrays go on ordinary pages, see `huge_pages`)
+        crate::huge_pages::plain(|| Self::from_json_lean(text)).map_or_else(|| Self::from_json_tree(text), Ok)
+    }
+
+    /// `from_json` with a BPE model's vocabulary and merges borrowed from
+    /// the text instead of parsed into a tree (`bpe::lean_json`); `None`
+    /// for anything that path does not take, which the tree reader then
+    /// reads (and reports on).
+    fn from_json_lean(text: &str) -> Option<Self> {
+        use std::collections::BTreeMap;
+        let raw: BTreeMap<&str, &serde_json::value::RawValue> = serde_json::from_str(text).ok()?;
+        let mut root = Map::new();
+        for (&key, value) in &raw {
+            if key != "model" {
+                root.insert(key.to_owned(), serde_json::from_str(value.get()).ok()?);
+            }
+        }
+        let (normalizer, pre_tokenizer, post_processor, decoder, added) = Self::components(&root).ok()?;
+        let byte_level = pre_tokenizer.as_ref().is_some_and(|p| p.is_byte_level());
+        let bpe = crate::models::bpe::lean_json::read(raw.get("model")?.get(), byte_level, added.len())?;
+        let t = Tokenizer::new(
+            normalizer,
+            pre_tokenizer,
+            ModelKind::Bpe(bpe),
+            post_processor,
+            decoder,
+            added,
+        );
+        Some(Self::with_extra(t.ok()?, &root))
+    }
+
+    /// The pipeline's components other than the model.
+    #[allow(clippy::type_complexity)]
+    fn components(
+        root: &Map<String, Value>,
+    ) -> Result<(
+        Option<Normalizer>,
+        Option<PreTokenizer>,
+        Option<PostProcessor>,
+        Option<Decoder>,
+        Vec<AddedToken>,
+    )> {
+        Ok((
+            component(root, "normalizer")?,
+            component(root, "pre_tokenizer")?,
+            component(root, "post_processor")?,
+            component(root, "decoder")?,
+            component(root, "added_tokens")?.unwrap_or_default(),
+        ))
+    }
+
+    /// `t` with the file's `version`, `truncation` and `padding`, kept to be written back.
+    fn with_extra(mut t: Tokenizer, root: &Map<String, Value>) -> Tokenizer {
+        for key in ["version", "truncation", "padding"] {
+            if let Some(v) = root.get(key) {
+                t.extra.insert(key.into(), v.clone());
+            }
+        }
+        t
+    }
+
+    /// `from_json` through a parsed tree: every file, every error.
+    fn from_json_tree(text: &str) -> Result<Self> {
         let root: Value = crate::huge_pages::plain(|| serde_json::from_str(text))
             .map_err(|e| Error::Format(format!("not valid JSON: {e}")))?;
         let root = root
@@ -63,13 +125,8 @@ impl Tokenizer {
         if let ModelKind::Unigram(m) = &mut model {
             m.keep_written_scores(text);
         }
-        let mut t = Tokenizer::new(normalizer, pre_tokenizer, model, post_processor, decoder, added)?;
-        for key in ["version", "truncation", "padding"] {
-            if let Some(v) = root.get(key) {
-                t.extra.insert(key.into(), v.clone());
-            }
-        }
-        Ok(t)
+        let t = Tokenizer::new(normalizer, pre_tokenizer, model, post_processor, decoder, added)?;
+        Ok(Self::with_extra(t, root))
     }
 
     pub fn to_json(&self, pretty: bool) -> Result<String> {
@@ -123,5 +180,80 @@ mod erased {
         fn to_value(&self) -> Result<Value> {
             serde_json::to_value(self).map_err(|e| Error::Format(format!("cannot serialize: {e}")))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::added_tokens::Allowed;
+
+    /// A byte-level BPE file with `merges` written as given and `extra`
+    /// spliced into the model section.
+    fn file(vocab: &str, merges: &str, extra: &str) -> String {
+        format!(
+            r#"{{"version": "1.0", "added_tokens": [], "normalizer": null,
+              "pre_tokenizer": {{"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": true}},
+              "post_processor": null, "decoder": {{"type": "ByteLevel"}},
+              "model": {{"type": "BPE", {extra} "vocab": {vocab}, "merges": {merges}}}}}"#
+        )
+    }
+
+    fn same(text: &str) -> Option<Tokenizer> {
+        let lean = Tokenizer::from_json_lean(text);
+        let tree = Tokenizer::from_json_tree(text);
+        match (&lean, &tree) {
+            (Some(l), Ok(t)) => {
+                assert_eq!(l.to_json(false).unwrap(), t.to_json(false).unwrap());
+                for s in ["abc cab", "aab", "\u{e9}t\u{e9}", ""] {
+                    let ids = |x: &Tokenizer| x.encode(s, &Allowed::None, None, false).unwrap();
+                    assert_eq!(ids(l), ids(t), "{s:?}");
+                }
+            }
+            (Some(_), Err(e)) => panic!("the lean reader took a file the tree reader refuses: {e}"),
+            (None, _) => {}
+        }
+        lean
+    }
+
+    const VOCAB: &str = r#"{"a": 0, "b": 1, "c": 2, "Ġ": 3, "ab": 4, "abc": 5, "Ã": 6, "©": 7, "t": 8, "Ã©": 9}"#;
+
+    #[test]
+    fn the_lean_reader_reads_what_the_tree_reader_reads() {
+        assert!(same(&file(VOCAB, r#"["a b", "ab c", "Ã ©"]"#, "")).is_some());
+        assert!(same(&file(
+            VOCAB,
+            r#"[["a", "b"], ["ab", "c"]]"#,
+            r#""ignore_merges": true,"#
+        ))
+        .is_some());
+        assert!(same(&file(
+            VOCAB,
+            "[]",
+            r#""dropout": null, "unk_token": null, "fuse_unk": false,"#
+        ))
+        .is_some());
+        // an escaped token is copied, not borrowed
+        assert!(same(&file(r#"{"\u0061": 0, "b": 1, "ab": 2}"#, r#"["a b"]"#, "")).is_some());
+    }
+
+    #[test]
+    fn what_the_lean_reader_declines_the_tree_reader_decides() {
+        let declined = [
+            file(r#"{"a": 0, "a": 1, "b": 2}"#, "[]", ""), // a duplicate token
+            file(VOCAB, r#"["a  b"]"#, ""),                // not one space
+            file(VOCAB, r#"[["a", "b", "c"]]"#, ""),       // not a pair
+            file(VOCAB, r#"["a x"]"#, ""),                 // not in the vocabulary
+            file(r#"{"a": 0.5}"#, "[]", ""),               // not an integer id
+            file(VOCAB, "[]", r#""dropout": 2.0,"#),       // out of range
+            file(VOCAB, "[]", r#""sentencepiece": {},"#),  // another reader's
+            r#"{"model": {"type": "WordPiece", "vocab": {"a": 0}}}"#.to_string(),
+            "[1, 2]".to_string(),
+        ];
+        for text in &declined {
+            assert!(same(text).is_none(), "{text}");
+        }
+        assert!(Tokenizer::from_json(&declined[3]).is_err());
+        assert!(Tokenizer::from_json(&declined[8]).is_err());
     }
 }

@@ -7,6 +7,7 @@
 mod backtrack;
 mod cache;
 mod driver;
+pub(crate) mod lean_json;
 mod merge;
 mod piece;
 mod serde_impl;

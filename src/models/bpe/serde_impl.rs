@@ -80,6 +80,20 @@ impl Bpe {
             };
             merges.push(pair);
         }
+        Bpe::from_parsed(&v, &merges, merges_as_pairs, obj, byte_level, added)
+    }
+
+    /// A model from its section's vocabulary and merges, already read (from
+    /// the tree, or borrowed from the text by `lean_json`), and the small
+    /// fields in `obj`.
+    pub(crate) fn from_parsed(
+        v: &[(&str, u32)],
+        merges: &[(&str, &str)],
+        merges_as_pairs: bool,
+        obj: &Map<String, Value>,
+        byte_level: bool,
+        added: usize,
+    ) -> Result<Bpe> {
         let dropout = match obj.get("dropout") {
             None | Some(Value::Null) => None,
             Some(Value::Number(n)) => {
@@ -105,7 +119,7 @@ impl Bpe {
             end_of_word_suffix: opt_string(obj, "end_of_word_suffix")?,
             dropout,
         };
-        let mut bpe = Bpe::from_token_strings(&v, &merges, opts, added)?;
+        let mut bpe = Bpe::from_token_strings(v, merges, opts, added)?;
         bpe.json_form.merges_as_pairs = merges_as_pairs;
         Ok(bpe)
     }
