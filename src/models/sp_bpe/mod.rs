@@ -13,6 +13,11 @@
 //! can read the file, plus the pieces with scores and types, from which
 //! tokensmith rebuilds this model.
 
+mod cache;
+mod fused;
+mod merge;
+mod tables;
+
 use crate::error::{Error, Result};
 use crate::models::unigram::{PieceType, SpIndex};
 use crate::models::Model;
@@ -40,6 +45,8 @@ pub struct SentencePieceBpe {
     /// one by one (and cached) with the same result
     word_split: bool,
     cache: RwLock<WordCache>,
+    /// the fused pass (`encode_fused`), if the pieces allow it
+    fused: Option<fused::Fused>,
 }
 
 /// word -> its `(id, byte length)` tokens
@@ -119,7 +126,9 @@ impl SentencePieceBpe {
                 .normal
                 .keys()
                 .all(|p| p.trim_start_matches(SPACE).find(SPACE).is_none());
+        let fused = fast_path(&vocab, &types, byte_fallback, &byte_ids, index.unk_id);
         Ok(SentencePieceBpe {
+            fused,
             word_split,
             cache: RwLock::new(FxHashMap::default()),
             scores: vocab.iter().map(|(_, s)| *s as f32).collect(),
@@ -246,6 +255,34 @@ impl SentencePieceBpe {
     }
 }
 
+/// The fused pass for these pieces, or None if they have what it does not
+/// handle: user-defined pieces (never merged, matched first), unused ones
+/// (split back after the merge), or byte fallback with a byte missing.
+fn fast_path(
+    pieces: &[(String, f64)],
+    types: &[PieceType],
+    byte_fallback: bool,
+    byte_ids: &[u32; 256],
+    unk: u32,
+) -> Option<fused::Fused> {
+    if types
+        .iter()
+        .any(|t| matches!(t, PieceType::UserDefined | PieceType::Unused))
+    {
+        return None;
+    }
+    if byte_fallback && byte_ids.contains(&NONE) {
+        return None;
+    }
+    Some(fused::Fused {
+        tables: tables::Tables::build(pieces, types)?,
+        byte_fallback,
+        byte_ids: *byte_ids,
+        unk,
+        generation: cache::next_generation(),
+    })
+}
+
 impl SentencePieceBpe {
     /// Encode one word (or the whole text), through the cache for short words.
     fn encode_word(&self, text: &str, out: &mut Vec<(u32, u32)>) {
@@ -314,6 +351,26 @@ impl SentencePieceBpe {
 }
 
 impl Model for SentencePieceBpe {
+    fn encode_fused(
+        &self,
+        normalizer: Option<&crate::normalizers::Normalizer>,
+        pre_tokenizer: Option<&crate::pre_tokenizers::PreTokenizer>,
+        text: &str,
+        out: &mut Vec<u32>,
+    ) -> bool {
+        let (Some(f), None, Some(crate::normalizers::Normalizer::SentencePiece(n))) =
+            (&self.fused, pre_tokenizer, normalizer)
+        else {
+            return false;
+        };
+        if !fused::spec_fits(&n.spec) {
+            return false;
+        }
+        let long = |t: &str, o: &mut Vec<(u32, u32)>| self.encode_text(t, o);
+        cache::with_cache(f.generation, |c| f.encode(text, n.spec.add_dummy_prefix, &long, c, out));
+        true
+    }
+
     fn encode_piece(&self, piece: &[u8], out: &mut Vec<(u32, u32)>) {
         let Ok(text) = std::str::from_utf8(piece) else { return };
         if !self.word_split {

@@ -1,0 +1,133 @@
+"""SentencePiece BPE `.model` files (Llama-2, Mistral) through the fused fast path,
+against ``sentencepiece`` itself: the shared corpora (large slices, single and batch),
+adversarial strings, and the fused path (`encode`, ids only) against the staged one
+(`encode_full`, which needs offsets); plus small models trained here without byte
+fallback, where runs of unknown characters fuse into one ``<unk>``."""
+
+from __future__ import annotations
+
+import io
+import random
+
+import pytest
+import tokensmith as ts
+
+from .adversarial import strings
+from .conftest import asset, corpus_file
+
+spm = pytest.importorskip("sentencepiece", reason="sentencepiece is a test dependency")
+
+MODELS = ["llama2", "mistral"]
+SLICE = 600_000
+
+
+def _load(name: str):  # type: ignore[no-untyped-def]
+    path = asset(name, "tokenizer.model")
+    return ts.load(str(path)), spm.SentencePieceProcessor(model_file=str(path))
+
+
+def _own_strings() -> list[str]:
+    """Edge cases of the cuts, the cache and byte fallback."""
+    rng = random.Random(7)
+    alphabet = "ab \u2581\n\t─中文é\u0301\U0001F600<>0123456789.,'-_"
+    fuzz = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 80))) for _ in range(300)]
+    return [
+        "\u2581",
+        "\u2581\u2581a\u2581 b",
+        " \u2581 x",
+        "a\u0301\u0302\u0303\u0304 e\u0301",
+        "\x00\x01\x02 \x7f\x1b[0m \u200b\u2028\u2029\u3000\u00a0",
+        "\U0010FFFF\U000E0001\uFFFF\uE000 \U0001F9D1\u200d\U0001F680",
+        "─" * 200,
+        "├" + "─" * 70 + "┤",
+        " " * 70 + "word",
+        " " * 31 + "x",
+        " " * 32 + "x",
+        "x" * 31,
+        "supercalifragilisticexpialidocious" * 5,
+        "9" * 100 + " 3.14159 1,000,000",
+        "a\nb\r\n\r\nc\t\td",
+        "中文，中文。數據獲取一個",
+        "ＡＢＣ　全角",
+        "<s></s><unk>",
+        "end ",
+        "  ",
+        *fuzz,
+    ]
+
+
+def _texts() -> list[str]:
+    return strings() + _own_strings()
+
+
+@pytest.mark.parametrize("name", MODELS)
+@pytest.mark.parametrize("corpus", ["en.txt", "code.txt", "zh.txt", "ja.txt"])
+def test_corpus_slice_matches_sentencepiece(name: str, corpus: str) -> None:
+    tok, sp = _load(name)
+    text = corpus_file(corpus).read_text(encoding="utf-8")[:SLICE]
+    assert tok.encode(text, add_special_tokens=False, disallowed_special=()) == sp.encode(text)
+
+
+@pytest.mark.parametrize("name", MODELS)
+@pytest.mark.parametrize("corpus", ["en.txt", "code.txt", "zh.txt"])
+def test_batch_of_documents_matches_sentencepiece(name: str, corpus: str) -> None:
+    tok, sp = _load(name)
+    text = corpus_file(corpus).read_text(encoding="utf-8")
+    rng = random.Random(3)
+    docs, at = [], 0
+    while at < len(text) and len(docs) < 400:
+        n = rng.randint(1000, 4000)
+        docs.append(text[at:at + n])
+        at += n
+    assert tok.encode_batch(docs, add_special_tokens=False, disallowed_special=()) == sp.encode(docs)
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_adversarial_strings_match_sentencepiece(name: str) -> None:
+    tok, sp = _load(name)
+    texts = _texts()
+    for t in texts:
+        assert tok.encode(t, add_special_tokens=False, disallowed_special=()) == sp.encode(t), repr(t[:80])
+    # the same texts again (now from the cache) and as one batch
+    assert tok.encode_batch(texts, add_special_tokens=False, disallowed_special=()) == sp.encode(texts)
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_fused_path_equals_staged_path(name: str) -> None:
+    tok, _ = _load(name)
+    texts = _texts() + [corpus_file("code.txt").read_text(encoding="utf-8")[:50_000]]
+    for t in texts:
+        staged = tok.encode_full(t, add_special_tokens=False, disallowed_special=()).ids
+        assert tok.encode(t, add_special_tokens=False, disallowed_special=()) == staged, repr(t[:80])
+
+
+def _train(byte_fallback: bool) -> bytes:
+    text = corpus_file("en.txt").read_text(encoding="utf-8")[:200_000]
+    lines = [line for line in text.splitlines() if line.strip()]
+    model = io.BytesIO()
+    spm.SentencePieceTrainer.train(
+        sentence_iterator=iter(lines),
+        model_writer=model,
+        model_type="bpe",
+        vocab_size=400,
+        byte_fallback=byte_fallback,
+        character_coverage=0.98,
+        split_digits=True,
+        remove_extra_whitespaces=False,
+        minloglevel=2,
+    )
+    return model.getvalue()
+
+
+@pytest.mark.parametrize("byte_fallback", [False, True])
+def test_small_trained_models_match_sentencepiece(tmp_path, byte_fallback: bool) -> None:  # type: ignore[no-untyped-def]
+    path = tmp_path / "small.model"
+    path.write_bytes(_train(byte_fallback))
+    tok = ts.load(str(path))
+    sp = spm.SentencePieceProcessor(model_file=str(path))
+    texts = _texts() + [corpus_file("zh.txt").read_text(encoding="utf-8")[:30_000]]
+    for t in texts:
+        got = tok.encode(t, add_special_tokens=False, disallowed_special=())
+        assert got == sp.encode(t), repr(t[:80])
+        assert got == tok.encode_full(t, add_special_tokens=False, disallowed_special=()).ids, repr(t[:80])
+    assert tok.encode_batch(texts, add_special_tokens=False, disallowed_special=()) == sp.encode(texts)
