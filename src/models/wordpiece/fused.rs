@@ -1,0 +1,288 @@
+//! BERT normalization, BERT pre-tokenization and WordPiece in one pass.
+//!
+//! The text is read once, left to right. ASCII bytes go through a class
+//! table (word byte, space, punctuation, control) and are lowercased in
+//! place; other characters through the per-character flags of
+//! `normalizers::bert` (one table lookup in the BMP), applying the stages in
+//! their order: `clean_text`, `handle_chinese_chars`, `strip_accents` (NFD,
+//! then non-spacing marks deleted), `lowercase`, then the split. The
+//! normalized bytes of the current word collect in a buffer, and each word
+//! is split by the LinMaxMatch automaton as it ends.
+//!
+//! Why it equals the staged pipeline: every stage works character by
+//! character except NFD's canonical reordering, which only moves
+//! non-starters within a run of them; the marks among them are deleted
+//! anyway, so the order matters only when a non-starter survives. Then (and
+//! for nothing else) the pass redoes the stretch of text between two ASCII
+//! spaces through the staged normalizer and pre-tokenizer. An ASCII space,
+//! tab, CR or LF is a split point in every configuration and a starter, so
+//! no stage carries anything across it.
+
+use super::WordPiece;
+use crate::normalizers::bert::{char_flags, flags, BertNormalizer};
+use crate::normalizers::{NormalizedString, Normalizer};
+use crate::pre_tokenizers::bert::bert_pre_tokenize;
+use crate::pre_tokenizers::{PreTokenizedString, PreTokenizer};
+
+/// Which BERT normalizer steps run (all off: no normalizer).
+#[derive(Clone, Copy, Default)]
+struct Steps {
+    clean: bool,
+    chinese: bool,
+    strip: bool,
+    lower: bool,
+}
+
+impl Steps {
+    fn of(n: &BertNormalizer) -> Self {
+        Steps {
+            clean: n.clean_text,
+            chinese: n.handle_chinese_chars,
+            strip: n.strip_accents.unwrap_or(n.lowercase),
+            lower: n.lowercase,
+        }
+    }
+}
+
+/// Class of an ASCII byte before any step.
+const WORD: u8 = 0;
+/// ' ', '\t', '\n', '\r': a split point in every configuration
+const SPACE: u8 = 1;
+const PUNCT: u8 = 2;
+/// a control character: deleted by `clean_text`, else part of a word
+const CONTROL: u8 = 3;
+/// '\x0b', '\x0c': deleted by `clean_text`, else whitespace
+const CONTROL_SPACE: u8 = 4;
+const NON_ASCII: u8 = 5;
+
+static CLASS: [u8; 256] = {
+    let mut t = [NON_ASCII; 256];
+    let mut b = 0;
+    while b < 128 {
+        t[b] = match b as u8 {
+            b' ' | b'\t' | b'\n' | b'\r' => SPACE,
+            0x0b | 0x0c => CONTROL_SPACE,
+            0..=0x1f | 0x7f => CONTROL,
+            c if c.is_ascii_punctuation() => PUNCT,
+            _ => WORD,
+        };
+        b += 1;
+    }
+    t
+};
+
+/// Encode `text` in one pass if the stages are a BERT normalizer (or none)
+/// and the BERT pre-tokenizer; false, nothing written, otherwise.
+pub(super) fn encode(
+    wp: &WordPiece,
+    normalizer: Option<&Normalizer>,
+    pre_tokenizer: Option<&PreTokenizer>,
+    text: &str,
+    out: &mut Vec<u32>,
+) -> bool {
+    if !matches!(pre_tokenizer, Some(PreTokenizer::BertPreTokenizer)) {
+        return false;
+    }
+    let (bert, steps) = match normalizer {
+        None => (None, Steps::default()),
+        Some(Normalizer::BertNormalizer(n)) => (Some(n), Steps::of(n)),
+        Some(_) => return false,
+    };
+    let mut pass = Pass {
+        wp,
+        bert,
+        steps,
+        word: Vec::with_capacity(64),
+        out,
+    };
+    pass.run(text);
+    true
+}
+
+struct Pass<'a> {
+    wp: &'a WordPiece,
+    bert: Option<&'a BertNormalizer>,
+    steps: Steps,
+    /// the normalized bytes of the current word
+    word: Vec<u8>,
+    out: &'a mut Vec<u32>,
+}
+
+impl Pass<'_> {
+    fn run(&mut self, text: &str) {
+        let bytes = text.as_bytes();
+        let lower = self.steps.lower;
+        // where the current stretch between ASCII spaces starts, in the
+        // text and in `out`
+        let mut stretch = (0, self.out.len());
+        let mut i = 0;
+        while i < bytes.len() {
+            let b = bytes[i];
+            match CLASS[b as usize] {
+                WORD => {
+                    self.word.push(if lower { b.to_ascii_lowercase() } else { b });
+                    i += 1;
+                }
+                SPACE => {
+                    self.flush();
+                    i += 1;
+                    stretch = (i, self.out.len());
+                }
+                PUNCT => {
+                    self.flush();
+                    self.punct(b);
+                    i += 1;
+                }
+                CONTROL => {
+                    if !self.steps.clean {
+                        self.word.push(b);
+                    }
+                    i += 1;
+                }
+                CONTROL_SPACE => {
+                    if !self.steps.clean {
+                        self.flush();
+                    }
+                    i += 1;
+                }
+                _ => {
+                    let c = decode(bytes, i);
+                    if self.char(c) {
+                        i += c.len_utf8();
+                    } else {
+                        i = self.staged(text, stretch);
+                    }
+                }
+            }
+        }
+        self.flush();
+    }
+
+    /// Split the word collected so far.
+    #[inline]
+    fn flush(&mut self) {
+        if !self.word.is_empty() {
+            self.wp.encode_word_ids(&self.word, self.out);
+            self.word.clear();
+        }
+    }
+
+    /// An ASCII punctuation character: a word of its own.
+    #[inline]
+    fn punct(&mut self, b: u8) {
+        let tok = match self.wp.max_input_chars_per_word {
+            0 => None,
+            _ => self.wp.automaton().byte_token(b),
+        };
+        self.out.push(tok.unwrap_or(self.wp.unk_id));
+    }
+
+    /// One non-ASCII character through every step; false when NFD would
+    /// reorder a character that stays (the stretch goes the staged way).
+    fn char(&mut self, c: char) -> bool {
+        let f = char_flags(c);
+        if self.steps.clean && f & flags::CONTROL != 0 {
+            return true;
+        }
+        if f & flags::SPACE != 0 {
+            self.flush();
+            return true;
+        }
+        if self.steps.chinese && f & flags::CHINESE != 0 {
+            self.flush();
+            let ok = self.decompose(c, f);
+            self.flush();
+            return ok;
+        }
+        self.decompose(c, f)
+    }
+
+    /// `strip_accents`' NFD, then the rest.
+    fn decompose(&mut self, c: char, f: u8) -> bool {
+        if !self.steps.strip || f & flags::DECOMPOSES == 0 {
+            return self.strip_and_lower(c, f);
+        }
+        let mut ok = true;
+        unicode_normalization::char::decompose_canonical(c, |d| ok &= self.strip_and_lower(d, char_flags(d)));
+        ok
+    }
+
+    /// One character of the NFD text: deleted if a mark, lowercased, split.
+    fn strip_and_lower(&mut self, c: char, f: u8) -> bool {
+        if self.steps.strip {
+            if f & flags::MARK != 0 {
+                return true;
+            }
+            if f & flags::NONSTARTER != 0 {
+                return false;
+            }
+        }
+        if self.steps.lower && f & flags::LOWER != 0 {
+            for l in c.to_lowercase() {
+                self.split(l, char_flags(l));
+            }
+        } else {
+            self.split(c, f);
+        }
+        true
+    }
+
+    /// The pre-tokenizer on one normalized character.
+    #[inline]
+    fn split(&mut self, c: char, f: u8) {
+        if f & flags::SPACE != 0 {
+            self.flush();
+        } else if f & flags::PUNCT != 0 {
+            self.flush();
+            self.push_char(c);
+            self.flush();
+        } else {
+            self.push_char(c);
+        }
+    }
+
+    #[inline]
+    fn push_char(&mut self, c: char) {
+        let mut buf = [0u8; 4];
+        self.word.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+    }
+
+    /// Redo the stretch from `stretch.0` to the next ASCII space with the
+    /// staged normalizer and pre-tokenizer, dropping what the pass wrote for
+    /// it; the position after it.
+    #[cold]
+    fn staged(&mut self, text: &str, stretch: (usize, usize)) -> usize {
+        let (from, written) = stretch;
+        self.out.truncate(written);
+        self.word.clear();
+        let end = text.as_bytes()[from..]
+            .iter()
+            .position(|&b| CLASS[b as usize] == SPACE)
+            .map_or(text.len(), |p| from + p);
+        let mut ns = NormalizedString::new(&text[from..end], 0);
+        if let Some(n) = self.bert {
+            n.normalize(&mut ns);
+        }
+        let mut p = PreTokenizedString::new(ns);
+        bert_pre_tokenize(&mut p);
+        for &(a, b) in &p.pieces {
+            self.wp.encode_word_ids(&p.ns.text.as_bytes()[a..b], self.out);
+        }
+        end
+    }
+}
+
+/// The character starting at byte `i` of valid UTF-8.
+#[inline]
+fn decode(bytes: &[u8], i: usize) -> char {
+    let b0 = bytes[i] as u32;
+    let cont = |k: usize| (bytes[i + k] & 0x3f) as u32;
+    let cp = if b0 < 0xe0 {
+        ((b0 & 0x1f) << 6) | cont(1)
+    } else if b0 < 0xf0 {
+        ((b0 & 0x0f) << 12) | (cont(1) << 6) | cont(2)
+    } else {
+        ((b0 & 0x07) << 18) | (cont(1) << 12) | (cont(2) << 6) | cont(3)
+    };
+    char::from_u32(cp).unwrap_or(char::REPLACEMENT_CHARACTER)
+}
