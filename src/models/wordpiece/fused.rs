@@ -6,8 +6,9 @@
 //! `normalizers::bert` (one table lookup in the BMP), applying the stages in
 //! their order: `clean_text`, `handle_chinese_chars`, `strip_accents` (NFD,
 //! then non-spacing marks deleted), `lowercase`, then the split. The
-//! normalized bytes of the current word collect in a buffer, and each word
-//! is split by the LinMaxMatch automaton as it ends.
+//! normalized bytes of the current word go straight into the LinMaxMatch
+//! automaton, which writes each token as soon as it is certain; a word that
+//! turns out too long or unsplittable is cut back to the unknown token.
 //!
 //! Why it equals the staged pipeline: every stage works character by
 //! character except NFD's canonical reordering, which only moves
@@ -18,6 +19,8 @@
 //! tab, CR or LF is a split point in every configuration and a starter, so
 //! no stage carries anything across it.
 
+use super::linmax::{Automaton, Cursor};
+use super::words::{self, WordTable};
 use super::WordPiece;
 use crate::normalizers::bert::{char_flags, flags, BertNormalizer};
 use crate::normalizers::{NormalizedString, Normalizer};
@@ -83,16 +86,28 @@ pub(super) fn encode(
     if !matches!(pre_tokenizer, Some(PreTokenizer::BertPreTokenizer)) {
         return false;
     }
+    // words are matched as they stream in, from the word-start root: no
+    // word may begin with the prefix, as none can when the prefix starts
+    // with a character the pre-tokenizer splits off
+    let splits = |c: char| char_flags(c) & (flags::SPACE | flags::PUNCT) != 0;
+    if !wp.continuing_subword_prefix.chars().next().is_some_and(splits) {
+        return false;
+    }
     let (bert, steps) = match normalizer {
         None => (None, Steps::default()),
         Some(Normalizer::BertNormalizer(n)) => (Some(n), Steps::of(n)),
         Some(_) => return false,
     };
+    let tables = wp.tables();
+    let automaton = &tables.automaton;
     let mut pass = Pass {
         wp,
+        automaton,
+        words: &tables.words,
         bert,
         steps,
-        word: Vec::with_capacity(64),
+        cursor: automaton.start(out.len()),
+        chars: 0,
         out,
     };
     pass.run(text);
@@ -101,10 +116,14 @@ pub(super) fn encode(
 
 struct Pass<'a> {
     wp: &'a WordPiece,
+    automaton: &'a Automaton,
+    words: &'a WordTable,
     bert: Option<&'a BertNormalizer>,
     steps: Steps,
-    /// the normalized bytes of the current word
-    word: Vec<u8>,
+    /// the current word, matched as its normalized bytes arrive
+    cursor: Cursor,
+    /// characters in the current word (0: between words)
+    chars: usize,
     out: &'a mut Vec<u32>,
 }
 
@@ -120,8 +139,19 @@ impl Pass<'_> {
             let b = bytes[i];
             match CLASS[b as usize] {
                 WORD => {
-                    self.word.push(if lower { b.to_ascii_lowercase() } else { b });
-                    i += 1;
+                    let run = bytes[i..].iter().take_while(|&&b| CLASS[b as usize] == WORD).count();
+                    let ends = bytes
+                        .get(i + run)
+                        .is_none_or(|&b| matches!(CLASS[b as usize], SPACE | PUNCT));
+                    if !(self.chars == 0 && ends && self.whole_ascii(bytes, i, run)) {
+                        self.begin();
+                        for &b in &bytes[i..i + run] {
+                            let b = if lower { b.to_ascii_lowercase() } else { b };
+                            self.automaton.step(&mut self.cursor, b, self.out);
+                        }
+                        self.chars += run;
+                    }
+                    i += run;
                 }
                 SPACE => {
                     self.flush();
@@ -135,7 +165,7 @@ impl Pass<'_> {
                 }
                 CONTROL => {
                     if !self.steps.clean {
-                        self.word.push(b);
+                        self.push_bytes(&[b]);
                     }
                     i += 1;
                 }
@@ -158,13 +188,53 @@ impl Pass<'_> {
         self.flush();
     }
 
-    /// Split the word collected so far.
+    /// A whole ASCII word at `bytes[at..at + len]` that is one token: its id
+    /// written, true.
+    #[inline(always)]
+    fn whole_ascii(&mut self, bytes: &[u8], at: usize, len: usize) -> bool {
+        if len > words::MAX_KEY || len > self.wp.max_input_chars_per_word {
+            return false;
+        }
+        let key = words::ascii_key(bytes, at, len, self.steps.lower);
+        match self.words.get(&key, len) {
+            Some(id) => {
+                self.out.push(id);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Start a word unless one is under way.
+    #[inline(always)]
+    fn begin(&mut self) {
+        if self.chars == 0 {
+            self.cursor = self.automaton.start(self.out.len());
+        }
+    }
+
+    /// One character's bytes into the current word.
+    #[inline]
+    fn push_bytes(&mut self, bytes: &[u8]) {
+        self.begin();
+        for &b in bytes {
+            self.automaton.step(&mut self.cursor, b, self.out);
+        }
+        self.chars += 1;
+    }
+
+    /// End the current word: its tokens stay, or all of it becomes the
+    /// unknown token (too long, or some position without a match).
     #[inline]
     fn flush(&mut self) {
-        if !self.word.is_empty() {
-            self.wp.encode_word_ids(&self.word, self.out);
-            self.word.clear();
+        if self.chars == 0 {
+            return;
         }
+        if self.chars > self.wp.max_input_chars_per_word || !self.automaton.finish(&mut self.cursor, self.out) {
+            self.out.truncate(self.cursor.start);
+            self.out.push(self.wp.unk_id);
+        }
+        self.chars = 0;
     }
 
     /// An ASCII punctuation character: a word of its own.
@@ -172,7 +242,7 @@ impl Pass<'_> {
     fn punct(&mut self, b: u8) {
         let tok = match self.wp.max_input_chars_per_word {
             0 => None,
-            _ => self.wp.automaton().byte_token(b),
+            _ => self.automaton.byte_token(b),
         };
         self.out.push(tok.unwrap_or(self.wp.unk_id));
     }
@@ -190,6 +260,13 @@ impl Pass<'_> {
         }
         if self.steps.chinese && f & flags::CHINESE != 0 {
             self.flush();
+            let unchanged = f & (flags::DECOMPOSES | flags::MARK | flags::NONSTARTER | flags::LOWER) == 0;
+            if unchanged && self.wp.max_input_chars_per_word > 0 {
+                // a word of one character: a token or unknown
+                let id = self.words.get(&words::char_key(c), c.len_utf8());
+                self.out.push(id.unwrap_or(self.wp.unk_id));
+                return true;
+            }
             let ok = self.decompose(c, f);
             self.flush();
             return ok;
@@ -244,7 +321,7 @@ impl Pass<'_> {
     #[inline]
     fn push_char(&mut self, c: char) {
         let mut buf = [0u8; 4];
-        self.word.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+        self.push_bytes(c.encode_utf8(&mut buf).as_bytes());
     }
 
     /// Redo the stretch from `stretch.0` to the next ASCII space with the
@@ -254,7 +331,7 @@ impl Pass<'_> {
     fn staged(&mut self, text: &str, stretch: (usize, usize)) -> usize {
         let (from, written) = stretch;
         self.out.truncate(written);
-        self.word.clear();
+        self.chars = 0;
         let end = text.as_bytes()[from..]
             .iter()
             .position(|&b| CLASS[b as usize] == SPACE)

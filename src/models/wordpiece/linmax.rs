@@ -46,6 +46,14 @@ pub struct Automaton {
     prefix: Box<[u8]>,
 }
 
+/// A word being matched byte by byte.
+pub struct Cursor {
+    /// the automaton state (NONE once the word cannot be split)
+    state: u32,
+    /// the length of the output when the word started
+    pub start: usize,
+}
+
 /// The trie before packing: children sorted by byte.
 struct Tree {
     children: Vec<Vec<(u8, u32)>>,
@@ -256,7 +264,11 @@ impl Automaton {
     /// may have been emitted) when some position has no match.
     #[inline]
     pub fn split(&self, word: &[u8], emit: &mut impl FnMut(&[u32], &[u32])) -> bool {
-        if self.prefix.is_empty() || word.starts_with(&self.prefix) {
+        if self
+            .prefix
+            .first()
+            .is_none_or(|&p| word[0] == p && word.starts_with(&self.prefix))
+        {
             return self.greedy(word, emit);
         }
         let mut s = ROOT;
@@ -280,13 +292,60 @@ impl Automaton {
     }
 
     /// Emit the pops of `s` and follow its failure link; false if none.
-    #[inline]
+    #[inline(always)]
     fn pop(&self, s: &mut u32, emit: &mut impl FnMut(&[u32], &[u32])) -> bool {
         let (a, e) = self.pops[*s as usize];
         let (a, e) = (a as usize, e as usize);
         emit(&self.pop_ids[a..e], &self.pop_lens[a..e]);
         *s = self.fail[*s as usize];
         *s != NONE
+    }
+
+    /// Start a word that arrives byte by byte ([`Self::step`]); only for
+    /// words that cannot start with the prefix (the caller's to ensure).
+    #[inline(always)]
+    pub fn start(&self, out_len: usize) -> Cursor {
+        Cursor {
+            state: ROOT,
+            start: out_len,
+        }
+    }
+
+    /// Feed the next byte of the word; its pops go to `out`. Once the word
+    /// has failed (`cursor.failed()`), bytes are ignored.
+    #[inline(always)]
+    pub fn step(&self, cur: &mut Cursor, b: u8, out: &mut Vec<u32>) {
+        while cur.state != NONE {
+            if let Some(t) = self.child(cur.state, b) {
+                cur.state = t;
+                return;
+            }
+            self.pop_ids_into(cur, out);
+        }
+    }
+
+    /// End the word: pop what is left; false if it cannot be split (the
+    /// caller replaces what the word wrote with the unknown token).
+    #[inline(always)]
+    pub fn finish(&self, cur: &mut Cursor, out: &mut Vec<u32>) -> bool {
+        while cur.state != self.suffix_root {
+            if cur.state == NONE {
+                return false;
+            }
+            self.pop_ids_into(cur, out);
+        }
+        true
+    }
+
+    #[inline(always)]
+    fn pop_ids_into(&self, cur: &mut Cursor, out: &mut Vec<u32>) {
+        let (a, e) = self.pops[cur.state as usize];
+        if e == a + 1 {
+            out.push(self.pop_ids[a as usize]);
+        } else {
+            out.extend_from_slice(&self.pop_ids[a as usize..e as usize]);
+        }
+        cur.state = self.fail[cur.state as usize];
     }
 
     /// Plain greedy longest-match-first: `tokenizers`' loop, each match a

@@ -8,6 +8,7 @@
 
 mod fused;
 mod linmax;
+mod words;
 
 use crate::error::{Error, Result};
 use crate::models::Model;
@@ -15,6 +16,7 @@ use linmax::Automaton;
 use rustc_hash::FxHashMap;
 use serde_json::{json, Map, Value};
 use std::sync::OnceLock;
+use words::WordTable;
 
 pub struct WordPiece {
     vocab: FxHashMap<Vec<u8>, u32>,
@@ -24,7 +26,14 @@ pub struct WordPiece {
     pub continuing_subword_prefix: String,
     pub max_input_chars_per_word: usize,
     /// built on first use, dropped when the vocabulary changes
-    automaton: OnceLock<Automaton>,
+    tables: OnceLock<Tables>,
+}
+
+/// The matching structures, derived from the vocabulary.
+struct Tables {
+    automaton: Automaton,
+    /// words that are one token, looked up before matching
+    words: WordTable,
 }
 
 impl WordPiece {
@@ -57,13 +66,21 @@ impl WordPiece {
             unk_id,
             continuing_subword_prefix,
             max_input_chars_per_word,
-            automaton: OnceLock::new(),
+            tables: OnceLock::new(),
         })
     }
 
-    fn automaton(&self) -> &Automaton {
-        self.automaton
-            .get_or_init(|| linmax::from_map(&self.vocab, self.continuing_subword_prefix.as_bytes()))
+    fn tables(&self) -> &Tables {
+        self.tables.get_or_init(|| Tables {
+            automaton: linmax::from_map(&self.vocab, self.continuing_subword_prefix.as_bytes()),
+            words: WordTable::new(&self.vocab),
+        })
+    }
+
+    /// The id of `word` when it is one token.
+    #[inline]
+    fn whole(&self, word: &[u8]) -> Option<u32> {
+        words::key(word).and_then(|k| self.tables().words.get(&k, word.len()))
     }
 
     /// Whether `word` (non-empty) has more characters than a word may have.
@@ -77,7 +94,19 @@ impl WordPiece {
     #[inline]
     fn encode_word_ids(&self, word: &[u8], out: &mut Vec<u32>) {
         let start = out.len();
-        if self.too_long(word) || !self.automaton().split(word, &mut |ids, _| out.extend_from_slice(ids)) {
+        if self.too_long(word) {
+            out.push(self.unk_id);
+            return;
+        }
+        if let Some(id) = self.whole(word) {
+            out.push(id);
+            return;
+        }
+        if !self
+            .tables()
+            .automaton
+            .split(word, &mut |ids, _| out.extend_from_slice(ids))
+        {
             out.truncate(start);
             out.push(self.unk_id);
         }
@@ -119,8 +148,14 @@ impl Model for WordPiece {
             return;
         }
         let start = out.len();
+        if !self.too_long(piece) {
+            if let Some(id) = self.whole(piece) {
+                out.push((id, piece.len() as u32));
+                return;
+            }
+        }
         let fits = !self.too_long(piece)
-            && self.automaton().split(piece, &mut |ids, lens| {
+            && self.tables().automaton.split(piece, &mut |ids, lens| {
                 out.extend(ids.iter().copied().zip(lens.iter().copied()));
             });
         if !fits {
@@ -180,7 +215,7 @@ impl Model for WordPiece {
         }
         self.vocab_r[id as usize] = Some(token.into());
         self.vocab.insert(token.to_vec(), id);
-        self.automaton = OnceLock::new();
+        self.tables = OnceLock::new();
         if token == self.unk_token.as_bytes() {
             self.unk_id = id;
         }
