@@ -73,7 +73,7 @@ impl WordPiece {
     fn tables(&self) -> &Tables {
         self.tables.get_or_init(|| Tables {
             automaton: linmax::from_map(&self.vocab, self.continuing_subword_prefix.as_bytes()),
-            words: WordTable::new(&self.vocab),
+            words: WordTable::new(&self.vocab, self.continuing_subword_prefix.as_bytes()),
         })
     }
 

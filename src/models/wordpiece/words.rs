@@ -100,10 +100,14 @@ fn lower_ascii(x: u64) -> u64 {
 }
 
 impl WordTable {
-    /// Every token of at most [`MAX_KEY`] bytes, at load factor <= 1/2.
-    pub fn new(vocab: &FxHashMap<Vec<u8>, u32>) -> Self {
-        let n = vocab.keys().filter(|t| key(t).is_some()).count();
-        let size = (2 * n).next_power_of_two().max(16);
+    /// Every token of at most [`MAX_KEY`] bytes that does not start with
+    /// `prefix` (a word so spelled is left to the automaton, which finds the
+    /// same token), at load factor <= 4/5: small enough to stay in cache,
+    /// probes still short.
+    pub fn new(vocab: &FxHashMap<Vec<u8>, u32>, prefix: &[u8]) -> Self {
+        let kept = |t: &&Vec<u8>| key(t).is_some() && (prefix.is_empty() || !t.starts_with(prefix));
+        let n = vocab.keys().filter(kept).count();
+        let size = (n + n / 4 + 1).next_power_of_two().max(16);
         let empty = Entry {
             key: [0; 2],
             len: 0,
@@ -113,7 +117,7 @@ impl WordTable {
             entries: vec![empty; size],
             shift: 64 - size.trailing_zeros(),
         };
-        for (tok, &id) in vocab {
+        for (tok, &id) in vocab.iter().filter(|e| kept(&e.0)) {
             if let Some(k) = key(tok) {
                 table.insert(k, tok.len(), id);
             }
@@ -174,7 +178,8 @@ mod tests {
         {
             vocab.insert(t.as_bytes().to_vec(), i as u32);
         }
-        let t = WordTable::new(&vocab);
+        vocab.insert(b"##ing".to_vec(), 9);
+        let t = WordTable::new(&vocab, b"##");
         let get = |w: &str| key(w.as_bytes()).and_then(|k| t.get(&k, w.len()));
         assert_eq!(get("a"), Some(0));
         assert_eq!(get("abc"), Some(2));
@@ -184,6 +189,7 @@ mod tests {
         assert_eq!(get("abcd"), None);
         assert_eq!(get("b"), None);
         assert_eq!(get(""), None);
+        assert_eq!(get("##ing"), None);
         assert_eq!(char_key('\u{4e2d}'), key("\u{4e2d}".as_bytes()).unwrap());
         for c in ['a', '\u{e9}', '\u{4e2d}', '\u{1f600}'] {
             assert_eq!(Some(char_key(c)), key(c.to_string().as_bytes()));
