@@ -175,6 +175,14 @@ def test_every_normalizer_option(normalizer) -> None:
         ref = _ref(hf, s)
         assert _ours(tok, s) == ref, repr(s[:80])
         assert _staged(tok, s) == ref, repr(s[:80])
+    # every code point, in batches (fused only: the staged path is slower)
+    from .adversarial import every_code_point
+
+    chunks = every_code_point()
+    ours = tok.encode_batch(chunks, add_special_tokens=False)
+    ref = [e.ids for e in hf.encode_batch(chunks, add_special_tokens=False)]
+    bad = [c[:40] for c, a, b in zip(chunks, ours, ref, strict=True) if list(a) != b]
+    assert not bad, bad[:3]
 
 
 @pytest.mark.parametrize("limit", [0, 1, 5, 1000])
@@ -207,3 +215,16 @@ def test_long_runs_are_linear() -> None:
     unk = tok.token_to_id("[UNK]")
     assert _ours(tok, "a" * 1_000_000) == [unk]
     assert _ours(tok, "!" * 1_000_000) == _ref(hf, "!" * 1000) * 1000
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_every_code_point(name: str) -> None:
+    """Every scalar value, next to letters, digits and spaces, fused and batched."""
+    from .adversarial import every_code_point
+
+    tok, hf = _loaded(name)
+    chunks = every_code_point()
+    ours = tok.encode_batch(chunks, add_special_tokens=False)
+    ref = [e.ids for e in hf.encode_batch(chunks, add_special_tokens=False)]
+    bad = [c[:40] for c, a, b in zip(chunks, ours, ref, strict=True) if list(a) != b]
+    assert not bad, bad[:3]

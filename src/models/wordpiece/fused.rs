@@ -363,3 +363,81 @@ fn decode(bytes: &[u8], i: usize) -> char {
     };
     char::from_u32(cp).unwrap_or(char::REPLACEMENT_CHARACTER)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::models::Model;
+
+    fn model() -> WordPiece {
+        let tokens = [
+            "[UNK]", "hello", "world", "un", "##aff", "##able", "e", "##e", "a", "##a", "!", ",", "\u{4e2d}", "x",
+            "##x", "cafe", "\u{e9}", "##\u{e9}", "caf", "#", "\u{302e}",
+        ];
+        let v = tokens
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.to_string(), i as u32))
+            .collect();
+        WordPiece::new(v, "[UNK]".into(), "##".into(), 8).unwrap()
+    }
+
+    /// The pipeline one stage at a time, as the tokenizer runs it.
+    fn staged(wp: &WordPiece, n: Option<&BertNormalizer>, text: &str) -> Vec<u32> {
+        let mut ns = NormalizedString::new(text, 0);
+        if let Some(n) = n {
+            n.normalize(&mut ns);
+        }
+        let mut p = PreTokenizedString::new(ns);
+        bert_pre_tokenize(&mut p);
+        let mut pieces = vec![];
+        for &(a, b) in &p.pieces {
+            wp.encode_piece(&p.ns.text.as_bytes()[a..b], &mut pieces);
+        }
+        pieces.into_iter().map(|p| p.0).collect()
+    }
+
+    #[test]
+    fn fused_equals_staged() {
+        let wp = model();
+        let texts = [
+            "Hello, World!",
+            "unaffable unaffablex aaaaaaaa aaaaaaaaa",
+            "CAF\u{c9} cafe\u{301} caf\u{e9}\u{e9}",
+            "a\u{4e2d}b \u{4e2d}\u{4e2d}x",
+            "e\u{301}\u{302e}\u{316}x hello e\u{302e}",
+            "\u{0}he\u{7f}llo\u{b}world\u{85}x\u{a0}y #a ##a",
+            "",
+        ];
+        for strip in [None, Some(true), Some(false)] {
+            for (clean, chinese, lowercase) in [(true, true, true), (false, false, false), (true, false, true)] {
+                let n = BertNormalizer {
+                    clean_text: clean,
+                    handle_chinese_chars: chinese,
+                    strip_accents: strip,
+                    lowercase,
+                };
+                let norm = Normalizer::BertNormalizer(n.clone());
+                for text in texts {
+                    let mut out = vec![];
+                    assert!(wp.encode_fused(Some(&norm), Some(&PreTokenizer::BertPreTokenizer), text, &mut out));
+                    assert_eq!(out, staged(&wp, Some(&n), text), "{text:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn declines_other_stages() {
+        let wp = model();
+        let mut out = vec![];
+        assert!(!wp.encode_fused(None, None, "hello", &mut out));
+        assert!(!wp.encode_fused(
+            Some(&Normalizer::NFC),
+            Some(&PreTokenizer::BertPreTokenizer),
+            "hello",
+            &mut out
+        ));
+        assert!(out.is_empty());
+    }
+}
