@@ -130,7 +130,6 @@ struct Pass<'a> {
 impl Pass<'_> {
     fn run(&mut self, text: &str) {
         let bytes = text.as_bytes();
-        let lower = self.steps.lower;
         // where the current stretch between ASCII spaces starts, in the
         // text and in `out`
         let mut stretch = (0, self.out.len());
@@ -138,21 +137,7 @@ impl Pass<'_> {
         while i < bytes.len() {
             let b = bytes[i];
             match CLASS[b as usize] {
-                WORD => {
-                    let run = bytes[i..].iter().take_while(|&&b| CLASS[b as usize] == WORD).count();
-                    let ends = bytes
-                        .get(i + run)
-                        .is_none_or(|&b| matches!(CLASS[b as usize], SPACE | PUNCT));
-                    if !(self.chars == 0 && ends && self.whole_ascii(bytes, i, run)) {
-                        self.begin();
-                        for &b in &bytes[i..i + run] {
-                            let b = if lower { b.to_ascii_lowercase() } else { b };
-                            self.automaton.step(&mut self.cursor, b, self.out);
-                        }
-                        self.chars += run;
-                    }
-                    i += run;
-                }
+                WORD => i = self.ascii_word(bytes, i),
                 SPACE => {
                     self.flush();
                     i += 1;
@@ -176,7 +161,7 @@ impl Pass<'_> {
                     i += 1;
                 }
                 _ => {
-                    let c = decode(bytes, i);
+                    let Some(c) = text[i..].chars().next() else { break };
                     if self.char(c) {
                         i += c.len_utf8();
                     } else {
@@ -186,6 +171,26 @@ impl Pass<'_> {
             }
         }
         self.flush();
+    }
+
+    /// The run of ASCII word bytes at `bytes[i..]`: one table probe when it
+    /// is a whole word, else into the automaton. The position after it.
+    #[inline(always)]
+    fn ascii_word(&mut self, bytes: &[u8], i: usize) -> usize {
+        let run = bytes[i..].iter().take_while(|&&b| CLASS[b as usize] == WORD).count();
+        let ends = bytes
+            .get(i + run)
+            .is_none_or(|&b| matches!(CLASS[b as usize], SPACE | PUNCT));
+        if !(self.chars == 0 && ends && self.whole_ascii(bytes, i, run)) {
+            self.begin();
+            let lower = self.steps.lower;
+            for &b in &bytes[i..i + run] {
+                let b = if lower { b.to_ascii_lowercase() } else { b };
+                self.automaton.step(&mut self.cursor, b, self.out);
+            }
+            self.chars += run;
+        }
+        i + run
     }
 
     /// A whole ASCII word at `bytes[at..at + len]` that is one token: its id
@@ -347,21 +352,6 @@ impl Pass<'_> {
         }
         end
     }
-}
-
-/// The character starting at byte `i` of valid UTF-8.
-#[inline]
-fn decode(bytes: &[u8], i: usize) -> char {
-    let b0 = bytes[i] as u32;
-    let cont = |k: usize| (bytes[i + k] & 0x3f) as u32;
-    let cp = if b0 < 0xe0 {
-        ((b0 & 0x1f) << 6) | cont(1)
-    } else if b0 < 0xf0 {
-        ((b0 & 0x0f) << 12) | (cont(1) << 6) | cont(2)
-    } else {
-        ((b0 & 0x07) << 18) | (cont(1) << 12) | (cont(2) << 6) | cont(3)
-    };
-    char::from_u32(cp).unwrap_or(char::REPLACEMENT_CHARACTER)
 }
 
 #[cfg(test)]
