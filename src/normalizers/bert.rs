@@ -49,7 +49,7 @@ pub fn is_bert_punctuation(c: char) -> bool {
     in_table(PUNCTUATION, c)
 }
 
-fn is_nonspacing_mark(c: char) -> bool {
+pub(crate) fn is_nonspacing_mark(c: char) -> bool {
     !c.is_ascii() && in_table(NONSPACING_MARK, c)
 }
 
@@ -66,6 +66,76 @@ pub fn is_chinese_char(c: char) -> bool {
             | 0xF900..=0xFAFF
             | 0x2F800..=0x2FA1F
     )
+}
+
+/// What the BERT stages do to one character, as bits: the per-character
+/// facts a fused normalizer + pre-tokenizer needs (see [`char_flags`]).
+pub mod flags {
+    /// deleted by `clean_text`
+    pub const CONTROL: u8 = 1;
+    /// `char::is_whitespace`: a space after `clean_text`, a split point after
+    pub const SPACE: u8 = 2;
+    /// isolated by the BERT pre-tokenizer
+    pub const PUNCT: u8 = 4;
+    /// spaced by `handle_chinese_chars`
+    pub const CHINESE: u8 = 8;
+    /// decomposed by the NFD of `strip_accents`
+    pub const DECOMPOSES: u8 = 16;
+    /// general category Mn: deleted by `strip_accents`
+    pub const MARK: u8 = 32;
+    /// a non-starter (combining class > 0) that NFD may reorder
+    pub const NONSTARTER: u8 = 64;
+    /// `char::to_lowercase` changes it
+    pub const LOWER: u8 = 128;
+}
+
+/// The [`flags`] of `c`, computed from the tables.
+pub fn compute_char_flags(c: char) -> u8 {
+    let mut f = 0;
+    if c == '\0' || c == '\u{FFFD}' || is_bert_control(c) {
+        f |= flags::CONTROL;
+    }
+    if is_bert_whitespace(c) {
+        f |= flags::SPACE;
+    }
+    if is_bert_punctuation(c) {
+        f |= flags::PUNCT;
+    }
+    if is_chinese_char(c) {
+        f |= flags::CHINESE;
+    }
+    if in_table(NFD_DECOMPOSES, c) {
+        f |= flags::DECOMPOSES;
+    }
+    if is_nonspacing_mark(c) {
+        f |= flags::MARK;
+    }
+    if legacy_ccc(c) != 0 {
+        f |= flags::NONSTARTER;
+    }
+    let mut l = c.to_lowercase();
+    if (l.next(), l.next()) != (Some(c), None) {
+        f |= flags::LOWER;
+    }
+    f
+}
+
+/// The [`flags`] of `c`: a table lookup for the Basic Multilingual Plane
+/// (64 KiB, built once per process), computed for the rest.
+#[inline]
+pub fn char_flags(c: char) -> u8 {
+    static BMP: std::sync::OnceLock<Box<[u8]>> = std::sync::OnceLock::new();
+    let cp = c as u32;
+    if cp < 0x10000 {
+        let table = BMP.get_or_init(|| {
+            (0..0x10000u32)
+                .map(|cp| char::from_u32(cp).map_or(0, compute_char_flags))
+                .collect()
+        });
+        table[cp as usize]
+    } else {
+        compute_char_flags(c)
+    }
 }
 
 fn yes() -> bool {
@@ -216,7 +286,7 @@ fn strip_accents(s: &mut NormalizedString) {
 
 /// Canonical combining class in the Unicode version of `tokenizers`' NFD:
 /// characters assigned since then are starters.
-fn legacy_ccc(c: char) -> u8 {
+pub(crate) fn legacy_ccc(c: char) -> u8 {
     if c.is_ascii() || !in_table(NFD_COMBINING, c) {
         0
     } else {

@@ -2,71 +2,21 @@
 //! pieces spelled with a prefix (`##`), the whole word as the unknown token
 //! when some position has no match or the word is too long.
 //!
-//! Matching walks a byte trie, so a word costs at most (its length) x (the
-//! longest token) steps and no re-hashing of substrings.
+//! Matching is LinMaxMatch (`linmax`): one pass over a word's bytes along a
+//! trie with failure links. With a BERT normalizer and pre-tokenizer the
+//! whole text goes through one fused pass (`fused`).
+
+mod fused;
+mod linmax;
+mod words;
 
 use crate::error::{Error, Result};
 use crate::models::Model;
+use linmax::Automaton;
 use rustc_hash::FxHashMap;
 use serde_json::{json, Map, Value};
-
-const NONE: u32 = u32::MAX;
-const ROOT_WORD: u32 = 0;
-const ROOT_CONTINUATION: u32 = 1;
-
-/// Two tries in one table: from `ROOT_WORD` every token as written (a word's
-/// first piece), from `ROOT_CONTINUATION` the tokens that start with the
-/// prefix, without it (the following pieces).
-#[derive(Default)]
-struct Trie {
-    next: FxHashMap<(u32, u8), u32>,
-    /// the token id ending at each node
-    id: Vec<u32>,
-}
-
-impl Trie {
-    fn new() -> Self {
-        Trie {
-            next: FxHashMap::default(),
-            id: vec![NONE, NONE],
-        }
-    }
-
-    fn insert(&mut self, root: u32, key: &[u8], id: u32) {
-        let mut node = root;
-        for &b in key {
-            node = match self.next.get(&(node, b)) {
-                Some(&n) => n,
-                None => {
-                    let n = self.id.len() as u32;
-                    self.id.push(NONE);
-                    self.next.insert((node, b), n);
-                    n
-                }
-            };
-        }
-        if node != root {
-            self.id[node as usize] = id;
-        }
-    }
-
-    /// The longest token that `text` starts with: (id, byte length).
-    fn longest(&self, root: u32, text: &[u8]) -> Option<(u32, usize)> {
-        let mut node = root;
-        let mut best = None;
-        for (i, &b) in text.iter().enumerate() {
-            match self.next.get(&(node, b)) {
-                Some(&n) => node = n,
-                None => break,
-            }
-            let id = self.id[node as usize];
-            if id != NONE {
-                best = Some((id, i + 1));
-            }
-        }
-        best
-    }
-}
+use std::sync::OnceLock;
+use words::WordTable;
 
 pub struct WordPiece {
     vocab: FxHashMap<Vec<u8>, u32>,
@@ -75,7 +25,15 @@ pub struct WordPiece {
     unk_id: u32,
     pub continuing_subword_prefix: String,
     pub max_input_chars_per_word: usize,
-    trie: Trie,
+    /// built on first use, dropped when the vocabulary changes
+    tables: OnceLock<Tables>,
+}
+
+/// The matching structures, derived from the vocabulary.
+struct Tables {
+    automaton: Automaton,
+    /// words that are one token, looked up before matching
+    words: WordTable,
 }
 
 impl WordPiece {
@@ -101,26 +59,56 @@ impl WordPiece {
                  word it cannot split, so the vocabulary must have it (or set unk_token to one of its tokens)"
             ))
         })?;
-        let mut wp = WordPiece {
-            vocab: FxHashMap::default(),
+        Ok(WordPiece {
+            vocab: map,
             vocab_r,
             unk_token,
             unk_id,
             continuing_subword_prefix,
             max_input_chars_per_word,
-            trie: Trie::new(),
-        };
-        for (tok, id) in &map {
-            wp.index(tok, *id);
-        }
-        wp.vocab = map;
-        Ok(wp)
+            tables: OnceLock::new(),
+        })
     }
 
-    fn index(&mut self, tok: &[u8], id: u32) {
-        self.trie.insert(ROOT_WORD, tok, id);
-        if let Some(rest) = tok.strip_prefix(self.continuing_subword_prefix.as_bytes()) {
-            self.trie.insert(ROOT_CONTINUATION, rest, id);
+    fn tables(&self) -> &Tables {
+        self.tables.get_or_init(|| Tables {
+            automaton: linmax::from_map(&self.vocab, self.continuing_subword_prefix.as_bytes()),
+            words: WordTable::new(&self.vocab, self.continuing_subword_prefix.as_bytes()),
+        })
+    }
+
+    /// The id of `word` when it is one token.
+    #[inline]
+    fn whole(&self, word: &[u8]) -> Option<u32> {
+        words::key(word).and_then(|k| self.tables().words.get(&k, word.len()))
+    }
+
+    /// Whether `word` (non-empty) has more characters than a word may have.
+    #[inline]
+    fn too_long(&self, word: &[u8]) -> bool {
+        word.len() > self.max_input_chars_per_word
+            && word.iter().filter(|&&b| (b & 0xC0) != 0x80).count() > self.max_input_chars_per_word
+    }
+
+    /// The ids of one non-empty word, appended to `out`.
+    #[inline]
+    fn encode_word_ids(&self, word: &[u8], out: &mut Vec<u32>) {
+        let start = out.len();
+        if self.too_long(word) {
+            out.push(self.unk_id);
+            return;
+        }
+        if let Some(id) = self.whole(word) {
+            out.push(id);
+            return;
+        }
+        if !self
+            .tables()
+            .automaton
+            .split(word, &mut |ids, _| out.extend_from_slice(ids))
+        {
+            out.truncate(start);
+            out.push(self.unk_id);
         }
     }
 
@@ -159,32 +147,31 @@ impl Model for WordPiece {
         if piece.is_empty() {
             return;
         }
-        let unk = (self.unk_id, piece.len() as u32);
-        let chars = piece.iter().filter(|&&b| (b & 0xC0) != 0x80).count();
-        if chars > self.max_input_chars_per_word {
-            out.push(unk);
-            return;
-        }
-        if let Some(&id) = self.vocab.get(piece) {
-            out.push((id, piece.len() as u32));
-            return;
-        }
-        let start_len = out.len();
-        let mut start = 0;
-        while start < piece.len() {
-            let root = if start == 0 { ROOT_WORD } else { ROOT_CONTINUATION };
-            match self.trie.longest(root, &piece[start..]) {
-                Some((id, len)) => {
-                    out.push((id, len as u32));
-                    start += len;
-                }
-                None => {
-                    out.truncate(start_len);
-                    out.push(unk);
-                    return;
-                }
+        let start = out.len();
+        if !self.too_long(piece) {
+            if let Some(id) = self.whole(piece) {
+                out.push((id, piece.len() as u32));
+                return;
             }
         }
+        let fits = !self.too_long(piece)
+            && self.tables().automaton.split(piece, &mut |ids, lens| {
+                out.extend(ids.iter().copied().zip(lens.iter().copied()));
+            });
+        if !fits {
+            out.truncate(start);
+            out.push((self.unk_id, piece.len() as u32));
+        }
+    }
+
+    fn encode_fused(
+        &self,
+        normalizer: Option<&crate::normalizers::Normalizer>,
+        pre_tokenizer: Option<&crate::pre_tokenizers::PreTokenizer>,
+        text: &str,
+        out: &mut Vec<u32>,
+    ) -> bool {
+        fused::encode(self, normalizer, pre_tokenizer, text, out)
     }
 
     fn id_to_bytes(&self, id: u32) -> Option<&[u8]> {
@@ -228,7 +215,7 @@ impl Model for WordPiece {
         }
         self.vocab_r[id as usize] = Some(token.into());
         self.vocab.insert(token.to_vec(), id);
-        self.index(token, id);
+        self.tables = OnceLock::new();
         if token == self.unk_token.as_bytes() {
             self.unk_id = id;
         }
