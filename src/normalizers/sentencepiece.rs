@@ -49,6 +49,9 @@ pub struct SentencePieceSpec {
 pub struct SentencePieceNormalizer {
     pub spec: SentencePieceSpec,
     symbols: Option<Arc<Trie>>,
+    /// the first bytes of the user-defined symbols, one bit each (128 bits:
+    /// only ASCII bytes are asked)
+    symbol_first: [u64; 2],
 }
 
 impl From<SentencePieceSpec> for SentencePieceNormalizer {
@@ -64,7 +67,17 @@ impl From<SentencePieceSpec> for SentencePieceNormalizer {
                 .collect();
             Some(Arc::new(Trie::build(keys)))
         };
-        SentencePieceNormalizer { spec, symbols }
+        let mut symbol_first = [0u64; 2];
+        for s in &spec.user_defined_symbols {
+            if let Some(&c) = s.as_bytes().first().filter(|&&c| c < 0x80) {
+                symbol_first[c as usize >> 6] |= 1 << (c & 63);
+            }
+        }
+        SentencePieceNormalizer {
+            spec,
+            symbols,
+            symbol_first,
+        }
     }
 }
 
@@ -91,6 +104,86 @@ impl SentencePieceNormalizer {
         }
         let n = input.chars().next().map_or(1, char::len_utf8);
         (&input[..n], n)
+    }
+
+    /// [`SentencePieceNormalizer::prefix`] at `input[pos..]`, from the
+    /// charsmap's ASCII tables when they answer.
+    #[inline(always)]
+    fn prefix_at<'a>(&'a self, input: &'a str, pos: usize) -> (&'a str, usize) {
+        let b = input.as_bytes();
+        let c = b[pos];
+        if c < 0x80 && self.symbol_first[c as usize >> 6] >> (c & 63) & 1 == 0 {
+            let single = &input[pos..pos + 1];
+            match &self.spec.precompiled_charsmap {
+                None => return (single, 1),
+                Some(map) => {
+                    if let Some(rule) = map.0.longest_prefix_ascii(&b[pos..]) {
+                        return (rule.unwrap_or(single), 1);
+                    }
+                }
+            }
+        }
+        self.prefix(&input[pos..])
+    }
+
+    /// The normalized text alone (no alignments) into `out`: the same
+    /// steps as [`SentencePieceNormalizer::normalize`] in one pass.
+    pub fn normalize_into(&self, input: &str, out: &mut String) {
+        out.clear();
+        let spec = &self.spec;
+        let len = input.len();
+        let mut pos = 0;
+        if spec.remove_extra_whitespaces {
+            while pos < len {
+                let (rep, n) = self.prefix_at(input, pos);
+                if rep != " " {
+                    break;
+                }
+                pos += n;
+            }
+        }
+        if pos == len {
+            return;
+        }
+        let space: &str = if spec.escape_whitespaces { SPACE_SYMBOL } else { " " };
+        if !spec.treat_whitespace_as_suffix && spec.add_dummy_prefix {
+            out.push_str(space);
+        }
+        let mut prev_space = spec.remove_extra_whitespaces;
+        while pos < len {
+            let (rep, n) = self.prefix_at(input, pos);
+            pos += n;
+            let mut sp = rep;
+            if prev_space {
+                sp = sp.trim_start_matches(' ');
+            }
+            if !sp.is_empty() {
+                prev_space = sp.ends_with(' ');
+            }
+            if !spec.remove_extra_whitespaces {
+                prev_space = false;
+            }
+            if sp.len() == 1 && sp != " " {
+                out.push_str(sp);
+            } else if spec.escape_whitespaces && sp.contains(' ') {
+                for (i, part) in sp.split(' ').enumerate() {
+                    if i > 0 {
+                        out.push_str(SPACE_SYMBOL);
+                    }
+                    out.push_str(part);
+                }
+            } else {
+                out.push_str(sp);
+            }
+        }
+        if spec.remove_extra_whitespaces {
+            while out.ends_with(space) {
+                out.truncate(out.len() - space.len());
+            }
+        }
+        if spec.treat_whitespace_as_suffix && spec.add_dummy_prefix {
+            out.push_str(space);
+        }
     }
 
     pub fn normalize(&self, s: &mut NormalizedString) {

@@ -1,0 +1,204 @@
+//! `Model::encode_fused` for Unigram: the normalizer, the pre-tokenizer
+//! and the Viterbi in one pass, ids only, for the two pipelines Unigram
+//! models come with:
+//!
+//! - `tokenizer.json` converted from SentencePiece (T5 and the like):
+//!   `Precompiled` (optionally followed by `Replace(" {2,}", " ")`) and
+//!   `Metaspace` that splits before every `▁`. Each piece is encoded on its
+//!   own by the staged pipeline too, so a piece's tokens depend on the piece
+//!   alone and are cached per thread (`cache`);
+//! - a SentencePiece `.model`: the `SentencePiece` normalizer and no
+//!   pre-tokenizer; the whole normalized text is one Viterbi, as in the
+//!   staged pipeline (chunked at `▁` where that is exact, see `viterbi`).
+//!
+//! Any other configuration is declined and runs staged.
+
+use super::cache::{key_of, with_cache, WordCache, KEY_MAX};
+use super::viterbi::with_scratch;
+use super::Unigram;
+use crate::normalizers::precompiled::CharsMap;
+use crate::normalizers::sentencepiece::SentencePieceNormalizer;
+use crate::normalizers::Normalizer;
+use crate::pattern::Pattern;
+use crate::pre_tokenizers::metaspace::{Metaspace, PrependScheme};
+use crate::pre_tokenizers::PreTokenizer;
+use std::cell::RefCell;
+
+/// The text buffers of one thread.
+#[derive(Default)]
+struct Buffers {
+    norm: String,
+    word: Vec<u8>,
+}
+
+/// Buffers past this capacity are dropped after use.
+const KEEP_BYTES: usize = 1 << 20;
+
+thread_local! {
+    static BUFFERS: RefCell<Buffers> = RefCell::new(Buffers::default());
+}
+
+fn with_buffers<R>(f: impl FnOnce(&mut Buffers) -> R) -> R {
+    BUFFERS.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut b) => {
+            let r = f(&mut b);
+            if b.norm.capacity() > KEEP_BYTES {
+                b.norm = String::new();
+            }
+            r
+        }
+        Err(_) => f(&mut Buffers::default()),
+    })
+}
+
+/// The charsmap of a `Precompiled` normalizer alone or followed by the
+/// `Replace` of runs of spaces (`Some((map, collapse))`; `map` is `None`
+/// without a normalizer), or `None` for anything else.
+fn precompiled_chain(n: Option<&Normalizer>) -> Option<(Option<&CharsMap>, bool)> {
+    let is_collapse = |n: &Normalizer| match n {
+        Normalizer::Replace {
+            pattern: Pattern::Regex { source, .. },
+            content,
+        } => source == " {2,}" && content == " ",
+        _ => false,
+    };
+    match n {
+        None => Some((None, false)),
+        Some(Normalizer::Precompiled { precompiled_charsmap }) => Some((Some(&precompiled_charsmap.0), false)),
+        Some(Normalizer::Sequence { normalizers }) => match normalizers.as_slice() {
+            [Normalizer::Precompiled { precompiled_charsmap }] => Some((Some(&precompiled_charsmap.0), false)),
+            [Normalizer::Precompiled { precompiled_charsmap }, r] if is_collapse(r) => {
+                Some((Some(&precompiled_charsmap.0), true))
+            }
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+impl Unigram {
+    pub(super) fn fused(
+        &self,
+        normalizer: Option<&Normalizer>,
+        pre_tokenizer: Option<&PreTokenizer>,
+        text: &str,
+        out: &mut Vec<u32>,
+    ) -> bool {
+        match (normalizer, pre_tokenizer) {
+            (n, Some(PreTokenizer::Metaspace(m))) => {
+                let Some((map, collapse)) = precompiled_chain(n) else {
+                    return false;
+                };
+                // (`first` depends on where the text sits in the original)
+                if !m.split || m.prepend_scheme == PrependScheme::First {
+                    return false;
+                }
+                with_buffers(|b| self.encode_metaspace(map, collapse, m, text, b, out));
+                true
+            }
+            (Some(Normalizer::SentencePiece(n)), None) => {
+                with_buffers(|b| self.encode_sentencepiece(n, text, b, out));
+                true
+            }
+            _ => false,
+        }
+    }
+
+    fn encode_sentencepiece(&self, n: &SentencePieceNormalizer, text: &str, b: &mut Buffers, out: &mut Vec<u32>) {
+        n.normalize_into(text, &mut b.norm);
+        if b.norm.is_empty() {
+            return;
+        }
+        with_scratch(|s| {
+            self.segment(b.norm.as_bytes(), s);
+            self.emit(&b.norm, &s.segs, out);
+        });
+    }
+
+    /// Normalize, replace spaces (collapsed if `collapse`) by the mark,
+    /// prepend it, cut before every mark and encode each piece: what
+    /// `Precompiled`, `Replace`, `Metaspace` and `encode_piece` do.
+    fn encode_metaspace(
+        &self,
+        map: Option<&CharsMap>,
+        collapse: bool,
+        m: &Metaspace,
+        text: &str,
+        b: &mut Buffers,
+        out: &mut Vec<u32>,
+    ) {
+        let norm: &str = match map {
+            Some(map) => {
+                b.norm.clear();
+                map.normalize_into(text, &mut b.norm);
+                &b.norm
+            }
+            None => text,
+        };
+        let mut rep_buf = [0u8; 4];
+        let rep = m.replacement.encode_utf8(&mut rep_buf).as_bytes();
+        let bytes = norm.as_bytes();
+        let n = bytes.len();
+        let word = &mut b.word;
+        with_cache(self.generation, |cache| {
+            let starts = bytes.first() == Some(&b' ') || bytes.starts_with(rep);
+            // the piece under way: `rep` (if `marked`) then `bytes[start..]`
+            let mut marked = m.prepend_scheme == PrependScheme::Always && n > 0 && !starts;
+            let mut start = 0;
+            let mut i = 0;
+            loop {
+                while i < n && bytes[i] != b' ' && !(bytes[i] == rep[0] && bytes[i..].starts_with(rep)) {
+                    i += 1;
+                }
+                let prefix: &[u8] = if marked { rep } else { &[] };
+                self.encode_word(prefix, &bytes[start..i], word, cache, out);
+                if i == n {
+                    break;
+                }
+                if bytes[i] == b' ' {
+                    // a space is the mark that starts the next piece
+                    i += 1;
+                    while collapse && i < n && bytes[i] == b' ' {
+                        i += 1;
+                    }
+                    (start, marked) = (i, true);
+                } else {
+                    (start, marked) = (i, false);
+                    i += rep.len();
+                }
+            }
+        });
+    }
+
+    /// The tokens of the piece `prefix` + `body`, from the cache or the
+    /// Viterbi (`word`: a buffer for the joined piece).
+    #[inline]
+    fn encode_word(&self, prefix: &[u8], body: &[u8], word: &mut Vec<u8>, cache: &mut WordCache, out: &mut Vec<u32>) {
+        let len = prefix.len() + body.len();
+        if len == 0 {
+            return;
+        }
+        let key = (len <= KEY_MAX).then(|| key_of(prefix, body));
+        if let Some(ids) = key.as_ref().and_then(|k| cache.get(k)) {
+            out.extend_from_slice(ids);
+            return;
+        }
+        word.clear();
+        word.extend_from_slice(prefix);
+        word.extend_from_slice(body);
+        let start = out.len();
+        self.encode_ids(word, out);
+        if let Some(k) = &key {
+            cache.insert(k, &out[start..]);
+        }
+    }
+
+    fn encode_ids(&self, piece: &[u8], out: &mut Vec<u32>) {
+        // (pieces are cut at a space or at the mark: whole characters)
+        let Ok(text) = std::str::from_utf8(piece) else { return };
+        with_scratch(|s| {
+            self.segment(piece, s);
+            self.emit(text, &s.segs, out);
+        });
+    }
+}
