@@ -92,6 +92,8 @@ pub struct Unigram {
     chunk_safe: bool,
     /// Tells this model's per-thread caches from another's (see `cache`).
     generation: u64,
+    /// the length of the longest entry of `token_to_id`, in bytes
+    longest_piece: usize,
     unk_id: Option<u32>,
     pub byte_fallback: bool,
     min_score: f64,
@@ -264,6 +266,7 @@ impl Unigram {
             scores_f64: Vec::new(),
             chunk_safe: false,
             generation: 0,
+            longest_piece: 0,
             unk_id,
             byte_fallback,
             min_score,
@@ -299,6 +302,7 @@ impl Unigram {
             scores_f64: Vec::new(),
             chunk_safe: false,
             generation: 0,
+            longest_piece: 0,
             unk_id: Some(unk),
             byte_fallback,
             min_score: min_score as f64,
@@ -344,6 +348,7 @@ impl Unigram {
                 })
                 .collect();
         }
+        self.longest_piece = self.token_to_id.keys().map(String::len).max().unwrap_or(0);
         self.generation = cache::next_generation();
     }
 
@@ -409,7 +414,13 @@ impl Unigram {
     }
 
     fn emit_unknown(&self, piece: &str, out: &mut impl Sink) {
-        if let Some(&id) = self.token_to_id.get(piece) {
+        // (a run longer than every piece is none of them)
+        let found = if piece.len() <= self.longest_piece {
+            self.token_to_id.get(piece)
+        } else {
+            None
+        };
+        if let Some(&id) = found {
             out.push(id, piece.len() as u32);
             return;
         }
@@ -600,10 +611,7 @@ impl Model for Unigram {
             Ok(t) => t,
             Err(_) => return, // pieces are cut at character boundaries of a String
         };
-        viterbi::with_scratch(|s| {
-            self.segment(piece, s);
-            self.emit(text, &s.segs, out);
-        });
+        viterbi::with_scratch(|s| self.segment(piece, true, s, |segs| self.emit(text, segs, out)));
     }
 
     fn encode_fused(

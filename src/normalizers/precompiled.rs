@@ -36,6 +36,11 @@ pub struct CharsMap {
     /// Bit `b` set when the ASCII byte `b` stays as it is alone
     /// (`ascii_first[b]` is `None`) and is not CR (which joins LF).
     ascii_kept: u128,
+    /// By character of the Basic Multilingual Plane, one bit each: simple
+    /// (see `simple_at`) and left as it is alone (no rule of its own).
+    bmp_kept: Box<[u64; 1024]>,
+    /// Bit `b` set when no rule has the ASCII byte `b` alone as its key.
+    ascii_unruled: u128,
     /// By ASCII byte `b`: bit `c` set when some key longer than one byte
     /// starts with `b` then the ASCII byte `c`.
     ascii_pairs: Vec<u128>,
@@ -106,6 +111,8 @@ impl CharsMap {
             ascii_single: Vec::new(),
             ascii_pairs: Vec::new(),
             ascii_kept: 0,
+            ascii_unruled: 0,
+            bmp_kept: Box::new([0; 1024]),
         };
         map.index_ascii();
         Ok(map)
@@ -130,7 +137,18 @@ impl CharsMap {
         self.ascii_kept = (0..128u8)
             .filter(|&b| first[b as usize].is_none() && b != b'\r')
             .fold(0u128, |m, b| m | 1 << b);
+        self.ascii_unruled = (0..128u8)
+            .filter(|&b| single[b as usize].is_none())
+            .fold(0u128, |m, b| m | 1 << b);
         self.ascii_first = first;
+        let simple = simple_bmp();
+        for cp in 0x80..0x10000u32 {
+            let Some(ch) = char::from_u32(cp) else { continue };
+            let mut buf = [0u8; 4];
+            let kept =
+                simple[cp as usize >> 6] >> (cp & 63) & 1 == 1 && self.first_prefix(ch.encode_utf8(&mut buf)).is_none();
+            self.bmp_kept[cp as usize >> 6] |= (kept as u64) << (cp & 63);
+        }
         self.ascii_single = single;
         self.ascii_pairs = pairs;
     }
@@ -150,6 +168,18 @@ impl CharsMap {
         true
     }
 
+    /// Whether the ASCII byte `b` passes unchanged under
+    /// [`CharsMap::longest_prefix`] when `next` follows it: no rule for
+    /// it alone, none longer that starts with it and `next`.
+    #[inline(always)]
+    pub fn ascii_passes(&self, b: u8, next: Option<u8>) -> bool {
+        self.ascii_unruled >> b & 1 == 1
+            && match next {
+                None => true,
+                Some(c) => c < 0x80 && self.ascii_pairs[b as usize] >> c & 1 == 0,
+            }
+    }
+
     /// [`CharsMap::longest_prefix`] of `input` (non-empty), answered from
     /// the ASCII tables when its first byte is ASCII and no longer key can
     /// start with its first two bytes: `Some(None)` when no rule applies.
@@ -165,6 +195,34 @@ impl CharsMap {
         }
     }
 
+    /// The length of the character at `b[i]` if it is simple and stays as
+    /// it is alone (ASCII or in the Basic Multilingual Plane), else 0.
+    #[inline(always)]
+    fn kept_len(&self, b: &[u8], i: usize) -> usize {
+        let c = b[i];
+        if c < 0x80 {
+            return (self.ascii_kept >> c & 1) as usize;
+        }
+        let cp = match c {
+            0xC2..=0xDF if i + 1 < b.len() => ((c as u32 & 0x1F) << 6) | (b[i + 1] as u32 & 0x3F),
+            0xE0..=0xEF if i + 2 < b.len() => {
+                ((c as u32 & 0x0F) << 12) | ((b[i + 1] as u32 & 0x3F) << 6) | (b[i + 2] as u32 & 0x3F)
+            }
+            _ => return 0,
+        };
+        let len = if c < 0xE0 { 2 } else { 3 };
+        (self.bmp_kept[cp as usize >> 6] >> (cp & 63) & 1) as usize * len
+    }
+
+    /// The length of the character that ends at `b[..i]`.
+    fn last_len(&self, b: &[u8], i: usize) -> usize {
+        let mut k = i - 1;
+        while k > 0 && b[k] & 0xC0 == 0x80 {
+            k -= 1;
+        }
+        i - k
+    }
+
     /// Append `text` normalized as [`normalize_precompiled`] does it (the
     /// text alone, no alignments). A character that is a grapheme cluster
     /// by itself for certain (see `lone_char`) is looked up alone, ASCII
@@ -178,11 +236,16 @@ impl CharsMap {
             // a run of ASCII that stays: copied at once, but for its last
             // character if a non-ASCII one follows (it may join it)
             let run = i;
-            while i < n && b[i] < 0x80 && self.ascii_kept >> b[i] & 1 == 1 {
-                i += 1;
+            while i < n {
+                let len = self.kept_len(b, i);
+                if len == 0 {
+                    break;
+                }
+                i += len;
             }
-            if i < n && b[i] >= 0x80 && i > run {
-                i -= 1;
+            // (its last character stays only if the next one cannot join it)
+            if i < n && i > run && !simple_at(b, i).0 {
+                i -= self.last_len(b, i);
             }
             out.push_str(&text[run..i]);
             if i == n {

@@ -126,6 +126,21 @@ impl SentencePieceNormalizer {
         self.prefix(&input[pos..])
     }
 
+    /// Whether the byte at `b[pos]` is ASCII other than a space and
+    /// passes unchanged: no user-defined symbol starts with it and no rule
+    /// of the charsmap applies there.
+    #[inline(always)]
+    fn ascii_passes(&self, b: &[u8], pos: usize) -> bool {
+        let c = b[pos];
+        if c >= 0x80 || c == b' ' || self.symbol_first[c as usize >> 6] >> (c & 63) & 1 == 1 {
+            return false;
+        }
+        match &self.spec.precompiled_charsmap {
+            None => true,
+            Some(map) => map.0.ascii_passes(c, b.get(pos + 1).copied()),
+        }
+    }
+
     /// The normalized text alone (no alignments) into `out`: the same
     /// steps as [`SentencePieceNormalizer::normalize`] in one pass.
     pub fn normalize_into(&self, input: &str, out: &mut String) {
@@ -150,7 +165,18 @@ impl SentencePieceNormalizer {
             out.push_str(space);
         }
         let mut prev_space = spec.remove_extra_whitespaces;
+        let bytes = input.as_bytes();
         while pos < len {
+            // a run of ASCII that passes unchanged, copied at once
+            let run = pos;
+            while pos < len && self.ascii_passes(bytes, pos) {
+                pos += 1;
+            }
+            if pos > run {
+                out.push_str(&input[run..pos]);
+                prev_space = false;
+                continue;
+            }
             let (rep, n) = self.prefix_at(input, pos);
             pos += n;
             let mut sp = rep;

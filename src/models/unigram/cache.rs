@@ -1,10 +1,10 @@
 //! The per-thread cache of encoded pieces (pre-tokenized words such as
 //! `▁the`), for pipelines whose pieces are encoded independently.
 //!
-//! Each thread keeps one direct-mapped table per model it used last (up to
-//! `MODELS`, told apart by the model's generation): `SLOTS` slots of 64
-//! bytes, a piece of at most 31 bytes and at most 7 tokens a slot, so 2 MB
-//! a model and a thread, 8 MB a thread at most. A slot's key holds all the
+//! Each thread keeps one two-way set-associative table per model it used
+//! last (up to `MODELS`, told apart by the model's generation): `SLOTS`
+//! slots of 64 bytes, a piece of at most 31 bytes and at most 7 tokens a
+//! slot, so 2 MB a model and a thread, 8 MB a thread at most. A slot's key holds all the
 //! piece's bytes and its length, so a hit is always the piece itself; a
 //! piece that does not fit a slot is simply not cached.
 
@@ -28,8 +28,8 @@ const IDS: usize = 7;
 #[derive(Clone, Copy)]
 #[repr(C, align(64))]
 struct Slot {
-    /// the piece's bytes, zero-padded, with its length in the last byte
-    /// (an empty slot has length 0; no cached piece is empty)
+    /// `key_at` of the piece (an empty slot is all zero; no key is: a
+    /// piece is marked or not empty)
     key: [u64; 4],
     ids: [u32; IDS],
     n: u32,
@@ -42,33 +42,46 @@ const EMPTY: Slot = Slot {
 };
 
 pub(super) struct WordCache {
-    generation: u64,
+    owner: Owner,
     slots: Box<[Slot]>,
 }
 
-/// The key of the piece `prefix` + `body`, at most `KEY_MAX` bytes.
+/// The key of the piece `bytes[start..start + len]` (`len` at most
+/// `KEY_MAX`), preceded by the mark if `marked`: the bytes zero-padded,
+/// then the length with the mark as its top bit.
 #[inline(always)]
-pub(super) fn key_of(prefix: &[u8], body: &[u8]) -> [u64; 4] {
-    let len = prefix.len() + body.len();
+pub(super) fn key_at(bytes: &[u8], start: usize, len: usize, marked: bool) -> [u64; 4] {
     debug_assert!(len <= KEY_MAX);
-    let mut buf = [0u8; 32];
-    buf[..prefix.len()].copy_from_slice(prefix);
-    buf[prefix.len()..len].copy_from_slice(body);
-    buf[31] = len as u8;
-    let w = |i: usize| u64::from_le_bytes(buf[8 * i..8 * i + 8].try_into().unwrap());
-    [w(0), w(1), w(2), w(3)]
+    let mut key = [0u64; 4];
+    if let Some(w) = bytes.get(start..start + 32) {
+        // read in place, then the bytes past the piece masked off
+        for (k, word) in key.iter_mut().enumerate() {
+            let v = u64::from_le_bytes(w[8 * k..8 * k + 8].try_into().unwrap());
+            let keep = len.saturating_sub(8 * k).min(8);
+            *word = if keep == 8 { v } else { v & ((1u64 << (8 * keep)) - 1) };
+        }
+    } else {
+        let mut buf = [0u8; 32];
+        buf[..len].copy_from_slice(&bytes[start..start + len]);
+        for (k, word) in key.iter_mut().enumerate() {
+            *word = u64::from_le_bytes(buf[8 * k..8 * k + 8].try_into().unwrap());
+        }
+    }
+    key[3] |= ((len as u64) | (marked as u64) << 7) << 56;
+    key
 }
 
 #[inline(always)]
 fn index(key: &[u64; 4]) -> usize {
     let h = key[0] ^ key[1].rotate_left(21) ^ key[2].rotate_left(42) ^ key[3].rotate_left(7);
-    (h.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - BITS)) as usize
+    // (the first slot of a set of two)
+    (h.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - BITS)) as usize & !1
 }
 
 impl WordCache {
-    fn new(generation: u64) -> WordCache {
+    fn new(owner: Owner) -> WordCache {
         WordCache {
-            generation,
+            owner,
             slots: vec![EMPTY; SLOTS].into_boxed_slice(),
         }
     }
@@ -76,8 +89,16 @@ impl WordCache {
     /// The tokens of a cached piece.
     #[inline(always)]
     pub(super) fn get(&self, key: &[u64; 4]) -> Option<&[u32]> {
-        let slot = &self.slots[index(key)];
-        (slot.key == *key).then(|| &slot.ids[..slot.n as usize])
+        let set = index(key);
+        let hit = |slot: &'_ Slot| slot.key == *key;
+        let slot = if hit(&self.slots[set]) {
+            &self.slots[set]
+        } else if hit(&self.slots[set + 1]) {
+            &self.slots[set + 1]
+        } else {
+            return None;
+        };
+        Some(&slot.ids[..slot.n as usize])
     }
 
     /// Keep a piece's tokens (if they fit a slot).
@@ -86,7 +107,10 @@ impl WordCache {
         if ids.len() > IDS || ids.is_empty() {
             return;
         }
-        let slot = &mut self.slots[index(key)];
+        // the newest piece of a set in its first way, the one before in the second
+        let set = index(key);
+        self.slots[set + 1] = self.slots[set];
+        let slot = &mut self.slots[set];
         slot.key = *key;
         slot.ids[..ids.len()].copy_from_slice(ids);
         slot.n = ids.len() as u32;
@@ -97,23 +121,27 @@ thread_local! {
     static LOCAL: RefCell<Vec<WordCache>> = const { RefCell::new(Vec::new()) };
 }
 
-/// Run `f` with this thread's cache for the model of `generation` (a fresh
-/// one, dropped afterwards, if the caches are in use further up the stack).
-pub(super) fn with_cache<R>(generation: u64, f: impl FnOnce(&mut WordCache) -> R) -> R {
+/// Whose pieces a cache holds: a model's generation, and the mark its
+/// pieces start with.
+pub(super) type Owner = (u64, char);
+
+/// Run `f` with this thread's cache for `owner` (a fresh one, dropped
+/// afterwards, if the caches are in use further up the stack).
+pub(super) fn with_cache<R>(owner: Owner, f: impl FnOnce(&mut WordCache) -> R) -> R {
     LOCAL.with(|cell| match cell.try_borrow_mut() {
         Ok(mut caches) => {
-            let at = match caches.iter().position(|c| c.generation == generation) {
+            let at = match caches.iter().position(|c| c.owner == owner) {
                 Some(i) => i,
                 None => {
                     if caches.len() >= MODELS {
                         caches.remove(0);
                     }
-                    caches.push(WordCache::new(generation));
+                    caches.push(WordCache::new(owner));
                     caches.len() - 1
                 }
             };
             f(&mut caches[at])
         }
-        Err(_) => f(&mut WordCache::new(generation)),
+        Err(_) => f(&mut WordCache::new(owner)),
     })
 }

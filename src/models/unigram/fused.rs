@@ -13,7 +13,7 @@
 //!
 //! Any other configuration is declined and runs staged.
 
-use super::cache::{key_of, with_cache, WordCache, KEY_MAX};
+use super::cache::{key_at, with_cache, WordCache, KEY_MAX};
 use super::viterbi::with_scratch;
 use super::Unigram;
 use crate::normalizers::precompiled::CharsMap;
@@ -32,7 +32,7 @@ struct Buffers {
 }
 
 /// Buffers past this capacity are dropped after use.
-const KEEP_BYTES: usize = 1 << 20;
+const KEEP_BYTES: usize = 1 << 24;
 
 thread_local! {
     static BUFFERS: RefCell<Buffers> = RefCell::new(Buffers::default());
@@ -49,6 +49,29 @@ fn with_buffers<R>(f: impl FnOnce(&mut Buffers) -> R) -> R {
         }
         Err(_) => f(&mut Buffers::default()),
     })
+}
+
+/// The first byte at or after `i` that is a space or `r0`, or the end.
+#[inline(always)]
+fn next_boundary(bytes: &[u8], mut i: usize, r0: u8) -> usize {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    let (space, mark) = (LO * b' ' as u64, LO * r0 as u64);
+    while let Some(w) = bytes.get(i..i + 8) {
+        let w = u64::from_le_bytes(w.try_into().unwrap());
+        let (a, b) = (w ^ space, w ^ mark);
+        // the lowest flagged byte is a zero byte of `a` or `b` (a borrow
+        // only flags bytes above a zero one)
+        let m = (a.wrapping_sub(LO) & !a | b.wrapping_sub(LO) & !b) & HI;
+        if m != 0 {
+            return i + (m.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    while i < bytes.len() && bytes[i] != b' ' && bytes[i] != r0 {
+        i += 1;
+    }
+    i
 }
 
 /// The charsmap of a `Precompiled` normalizer alone or followed by the
@@ -109,10 +132,9 @@ impl Unigram {
         if b.norm.is_empty() {
             return;
         }
-        with_scratch(|s| {
-            self.segment(b.norm.as_bytes(), s);
-            self.emit(&b.norm, &s.segs, out);
-        });
+        out.reserve(b.norm.len() / 3);
+        let text = &b.norm;
+        with_scratch(|s| self.segment(text.as_bytes(), true, s, |segs| self.emit(text, segs, out)));
     }
 
     /// Normalize, replace spaces (collapsed if `collapse`) by the mark,
@@ -139,19 +161,21 @@ impl Unigram {
         let rep = m.replacement.encode_utf8(&mut rep_buf).as_bytes();
         let bytes = norm.as_bytes();
         let n = bytes.len();
+        out.reserve(n / 4);
         let word = &mut b.word;
-        with_cache(self.generation, |cache| {
+        with_cache((self.generation, m.replacement), |cache| {
             let starts = bytes.first() == Some(&b' ') || bytes.starts_with(rep);
-            // the piece under way: `rep` (if `marked`) then `bytes[start..]`
+            // the piece under way: `rep` (if `marked`) then `bytes[start..i]`
             let mut marked = m.prepend_scheme == PrependScheme::Always && n > 0 && !starts;
             let mut start = 0;
             let mut i = 0;
             loop {
-                while i < n && bytes[i] != b' ' && !(bytes[i] == rep[0] && bytes[i..].starts_with(rep)) {
-                    i += 1;
+                i = next_boundary(bytes, i, rep[0]);
+                if i < n && bytes[i] != b' ' && !bytes[i..].starts_with(rep) {
+                    i += 1; // (another character that starts with that byte)
+                    continue;
                 }
-                let prefix: &[u8] = if marked { rep } else { &[] };
-                self.encode_word(prefix, &bytes[start..i], word, cache, out);
+                self.encode_word(rep, marked, bytes, start, i, word, cache, out);
                 if i == n {
                     break;
                 }
@@ -170,35 +194,50 @@ impl Unigram {
         });
     }
 
-    /// The tokens of the piece `prefix` + `body`, from the cache or the
-    /// Viterbi (`word`: a buffer for the joined piece).
-    #[inline]
-    fn encode_word(&self, prefix: &[u8], body: &[u8], word: &mut Vec<u8>, cache: &mut WordCache, out: &mut Vec<u32>) {
-        let len = prefix.len() + body.len();
-        if len == 0 {
+    /// The tokens of the piece `rep` (if `marked`) + `bytes[start..end]`,
+    /// from the cache or the Viterbi (`word`: a buffer for the piece).
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn encode_word(
+        &self,
+        rep: &[u8],
+        marked: bool,
+        bytes: &[u8],
+        start: usize,
+        end: usize,
+        word: &mut Vec<u8>,
+        cache: &mut WordCache,
+        out: &mut Vec<u32>,
+    ) {
+        let len = end - start;
+        if len == 0 && !marked {
             return;
         }
-        let key = (len <= KEY_MAX).then(|| key_of(prefix, body));
+        // (the cache belongs to this replacement: a key says only whether it is there)
+        let key = (len <= KEY_MAX).then(|| key_at(bytes, start, len, marked));
         if let Some(ids) = key.as_ref().and_then(|k| cache.get(k)) {
-            out.extend_from_slice(ids);
+            for &id in ids {
+                out.push(id);
+            }
             return;
         }
         word.clear();
-        word.extend_from_slice(prefix);
-        word.extend_from_slice(body);
-        let start = out.len();
+        if marked {
+            word.extend_from_slice(rep);
+        }
+        word.extend_from_slice(&bytes[start..end]);
+        let first = out.len();
         self.encode_ids(word, out);
         if let Some(k) = &key {
-            cache.insert(k, &out[start..]);
+            cache.insert(k, &out[first..]);
         }
     }
 
+    /// The tokens of one metaspace piece: no `▁` past its start, so one chunk.
     fn encode_ids(&self, piece: &[u8], out: &mut Vec<u32>) {
-        // (pieces are cut at a space or at the mark: whole characters)
-        let Ok(text) = std::str::from_utf8(piece) else { return };
-        with_scratch(|s| {
-            self.segment(piece, s);
-            self.emit(text, &s.segs, out);
-        });
+        // SAFETY: a piece is the mark and a part of a str cut before a
+        // space or before the mark: whole characters, so UTF-8.
+        let text = unsafe { std::str::from_utf8_unchecked(piece) };
+        with_scratch(|s| self.segment(piece, false, s, |segs| self.emit(text, segs, out)));
     }
 }

@@ -70,6 +70,9 @@ pub(super) fn with_scratch<R>(f: impl FnOnce(&mut Scratch) -> R) -> R {
     })
 }
 
+/// How many pieces `segment` gathers before handing them on.
+const FLUSH_SEGS: usize = 4096;
+
 const MARK: [u8; 3] = [0xE2, 0x96, 0x81];
 
 /// The end of the chunk that starts at `from`: the next `▁` after it, or
@@ -107,15 +110,25 @@ fn backtrack<S: Copy>(best: &[Best<S>], base: usize, back: &mut Vec<Seg>, segs: 
 }
 
 impl Unigram {
-    /// The best segmentation of `text` into `scratch.segs` (cleared first).
-    pub(super) fn segment(&self, text: &[u8], scratch: &mut Scratch) {
+    /// The best segmentation of `text`, handed to `flush` in order, a run
+    /// of pieces at a time (absolute offsets). A run is handed on only
+    /// after a known piece, so that no run of unknown pieces, which the
+    /// emitters fuse, is split between two calls.
+    /// `chunked`: cut at `▁` where that is exact (a caller whose text has
+    /// no `▁` past its start says false, and saves the search).
+    pub(super) fn segment(&self, text: &[u8], chunked: bool, scratch: &mut Scratch, mut flush: impl FnMut(&[Seg])) {
         scratch.segs.clear();
+        let unk = self.unk_id.unwrap_or(NONE);
         let n = text.len();
         let mut from = 0;
         let mut till_hf = 0.0f64;
         let mut till_sp = 0.0f32;
         while from < n {
-            let to = if self.chunk_safe { chunk_end(text, from) } else { n };
+            let to = if chunked && self.chunk_safe {
+                chunk_end(text, from)
+            } else {
+                n
+            };
             let chunk = &text[from..to];
             if self.sp.is_some() {
                 till_sp = self.chunk_sp(chunk, from, till_sp, scratch);
@@ -123,7 +136,14 @@ impl Unigram {
                 till_hf = self.chunk_hf(chunk, from, till_hf, scratch);
             }
             from = to;
+            let segs = &mut scratch.segs;
+            if segs.len() >= FLUSH_SEGS && segs.last().is_some_and(|l| l.2 != unk && l.2 != NONE) {
+                flush(segs);
+                segs.clear();
+            }
         }
+        flush(&scratch.segs);
+        scratch.segs.clear();
     }
 
     /// `tokenizers`' Viterbi (f64 sums) over one chunk seeded with `till0`;
