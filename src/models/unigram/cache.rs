@@ -4,10 +4,13 @@
 //! Each thread keeps one two-way set-associative table per model it used
 //! last (up to `MODELS`, told apart by the model's generation): `SLOTS`
 //! slots of 64 bytes, a piece of at most 31 bytes and at most 7 tokens a
-//! slot, so 2 MB a model and a thread, 8 MB a thread at most. A slot's key holds all the
-//! piece's bytes and its length, so a hit is always the piece itself; a
-//! piece that does not fit a slot is simply not cached.
+//! slot (more go to a spill arena of at most 4 MB, cleared with the
+//! table when full); longer pieces, up to 1 KB, go to a hash map of at most
+//! 8 MB, cleared when full: so 14 MB a model and a thread, 56 MB a thread
+//! at most. A key holds all the piece's bytes, so a hit is always the
+//! piece itself.
 
+use rustc_hash::FxHashMap;
 use std::cell::RefCell;
 
 /// A fresh model generation.
@@ -17,7 +20,7 @@ pub(super) fn next_generation() -> u64 {
     NEXT.fetch_add(1, Ordering::Relaxed)
 }
 
-const BITS: u32 = 15;
+const BITS: u32 = 16;
 const SLOTS: usize = 1 << BITS;
 const MODELS: usize = 4;
 /// The longest piece a slot holds.
@@ -44,7 +47,47 @@ const EMPTY: Slot = Slot {
 pub(super) struct WordCache {
     owner: Owner,
     slots: Box<[Slot]>,
+    /// the tokens of pieces with more than `IDS` (a slot then holds their
+    /// offset and count here, and `SPILLED`)
+    spill: Vec<u32>,
+    /// pieces longer than `KEY_MAX`, up to `LONG_PIECE` bytes
+    pub(super) long: LongCache,
 }
+
+/// The longest piece `LongCache` holds.
+pub(super) const LONG_PIECE: usize = 1024;
+/// What `LongCache` holds at most (pieces' bytes and tokens) before it is
+/// cleared.
+const LONG_BYTES: usize = 8 << 20;
+
+/// Pieces longer than a slot's key, by their bytes.
+#[derive(Default)]
+pub(super) struct LongCache {
+    map: FxHashMap<Box<[u8]>, Box<[u32]>>,
+    bytes: usize,
+}
+
+impl LongCache {
+    #[inline]
+    pub(super) fn get(&self, piece: &[u8]) -> Option<&[u32]> {
+        self.map.get(piece).map(|ids| &ids[..])
+    }
+
+    pub(super) fn insert(&mut self, piece: &[u8], ids: &[u32]) {
+        let size = piece.len() + 4 * ids.len() + 64;
+        if self.bytes + size > LONG_BYTES {
+            self.map = FxHashMap::default();
+            self.bytes = 0;
+        }
+        self.bytes += size;
+        self.map.insert(piece.into(), ids.into());
+    }
+}
+
+/// The `n` of a slot whose tokens are in `spill`.
+const SPILLED: u32 = u32::MAX;
+/// The most tokens `spill` holds before the cache is cleared (4 MB).
+const SPILL_MAX: usize = 1 << 20;
 
 /// The key of the piece `bytes[start..start + len]` (`len` at most
 /// `KEY_MAX`), preceded by the mark if `marked`: the bytes zero-padded,
@@ -83,6 +126,8 @@ impl WordCache {
         WordCache {
             owner,
             slots: vec![EMPTY; SLOTS].into_boxed_slice(),
+            spill: Vec::new(),
+            long: LongCache::default(),
         }
     }
 
@@ -98,22 +143,44 @@ impl WordCache {
         } else {
             return None;
         };
+        if slot.n == SPILLED {
+            let (at, n) = (slot.ids[0] as usize, slot.ids[1] as usize);
+            return Some(&self.spill[at..at + n]);
+        }
         Some(&slot.ids[..slot.n as usize])
+    }
+
+    /// Start loading the set where `get(key)` will look.
+    #[inline(always)]
+    pub(super) fn prefetch(&self, key: &[u64; 4]) {
+        crate::prefetch::prefetch(&self.slots[index(key)]);
     }
 
     /// Keep a piece's tokens (if they fit a slot).
     #[inline]
     pub(super) fn insert(&mut self, key: &[u64; 4], ids: &[u32]) {
-        if ids.len() > IDS || ids.is_empty() {
+        if ids.is_empty() {
             return;
+        }
+        if ids.len() > IDS && self.spill.len() + ids.len() > SPILL_MAX {
+            // (the old spilled tokens go, and every slot that points there)
+            self.spill.clear();
+            self.slots.fill(EMPTY);
         }
         // the newest piece of a set in its first way, the one before in the second
         let set = index(key);
         self.slots[set + 1] = self.slots[set];
         let slot = &mut self.slots[set];
         slot.key = *key;
-        slot.ids[..ids.len()].copy_from_slice(ids);
-        slot.n = ids.len() as u32;
+        if ids.len() <= IDS {
+            slot.ids[..ids.len()].copy_from_slice(ids);
+            slot.n = ids.len() as u32;
+        } else {
+            slot.ids[0] = self.spill.len() as u32;
+            slot.ids[1] = ids.len() as u32;
+            slot.n = SPILLED;
+            self.spill.extend_from_slice(ids);
+        }
     }
 }
 

@@ -3,10 +3,10 @@
 //!
 //! Node `s` has its child for byte `b` at `base(s) + b`, and that slot is
 //! the child only if its `check` names `s`: a step is two loads from one
-//! array, with no search among siblings. Each unit also holds the value of
-//! the key ending at that node, so a step that finds a piece reads nothing
-//! else. The array is padded by 256 units past the largest base, so
-//! `base + b` is always inside it.
+//! array of 8-byte units, with no search among siblings. The top bit of
+//! `check` says whether a key ends at the node; its value is then read
+//! from a second array. The arrays are padded by 256 units past the
+//! largest base, so `base + b` is always inside them.
 
 const NONE: u32 = u32::MAX;
 
@@ -25,9 +25,19 @@ const FREE: Unit = Unit {
     value: NONE,
 };
 
+#[derive(Clone, Copy, Debug)]
+struct Packed {
+    base: u32,
+    /// the parent's index, with `LEAF` set when a key ends here
+    check: u32,
+}
+
+const LEAF: u32 = 1 << 31;
+
 #[derive(Clone, Debug)]
 pub struct DoubleArray {
-    units: Vec<Unit>,
+    units: Vec<Packed>,
+    values: Vec<u32>,
 }
 
 impl Default for DoubleArray {
@@ -154,8 +164,16 @@ impl DoubleArray {
         let top = units.iter().map(|u| u.base as usize).max().unwrap_or(0);
         units.truncate(top + 256);
         units.resize(top + 256, FREE);
-        units.shrink_to_fit();
-        DoubleArray { units }
+        // (indices stay below 2^31: a vocabulary is far smaller)
+        let packed = units
+            .iter()
+            .map(|u| Packed {
+                base: u.base,
+                check: u.check & !LEAF | if u.value != NONE { LEAF } else { 0 },
+            })
+            .collect();
+        let values = units.iter().map(|u| u.value).collect();
+        DoubleArray { units: packed, values }
     }
 
     /// Call `f(length, value)` for every key that is a prefix of `text`,
@@ -165,15 +183,20 @@ impl DoubleArray {
         let units = &self.units[..];
         let mut node = 0usize;
         for (i, &b) in text.iter().enumerate() {
-            let next = units[node].base as usize + b as usize;
-            // (in bounds: the array reaches 256 past every base)
-            let u = units[next];
-            if u.check != node as u32 {
+            // SAFETY: `node` is 0 or a slot reached below, so inside the
+            // array; every base is at most its length minus 256 (`build`
+            // pads it so, and a unit's base is 0 or one of those), so
+            // `next` is inside it too; `values` has the same length.
+            let next = unsafe { units.get_unchecked(node) }.base as usize + b as usize;
+            // SAFETY: see above
+            let u = unsafe { *units.get_unchecked(next) };
+            if u.check & !LEAF != node as u32 {
                 return;
             }
             node = next;
-            if u.value != NONE {
-                f(i + 1, u.value);
+            if u.check & LEAF != 0 {
+                // SAFETY: see above
+                f(i + 1, unsafe { *self.values.get_unchecked(next) });
             }
         }
     }

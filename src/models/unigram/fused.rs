@@ -13,7 +13,7 @@
 //!
 //! Any other configuration is declined and runs staged.
 
-use super::cache::{key_at, with_cache, WordCache, KEY_MAX};
+use super::cache::{key_at, with_cache, WordCache, KEY_MAX, LONG_PIECE};
 use super::viterbi::with_scratch;
 use super::Unigram;
 use crate::normalizers::precompiled::CharsMap;
@@ -49,6 +49,58 @@ fn with_buffers<R>(f: impl FnOnce(&mut Buffers) -> R) -> R {
         }
         Err(_) => f(&mut Buffers::default()),
     })
+}
+
+/// Pieces encoded together (see `encode_metaspace`).
+const BATCH: usize = 16;
+
+/// The pieces of a normalized text as `Metaspace` cuts them: each is
+/// `rep` (if `marked`) then `bytes[start..end]`.
+struct Scan<'a> {
+    bytes: &'a [u8],
+    rep: &'a [u8],
+    /// runs of spaces count as one (`Replace(" {2,}", " ")`)
+    collapse: bool,
+    /// where the search for the next cut goes on
+    i: usize,
+    /// the piece under way
+    start: usize,
+    marked: bool,
+    done: bool,
+}
+
+impl Scan<'_> {
+    /// The next non-empty piece: `(start, end, marked)`.
+    #[inline(always)]
+    fn next(&mut self) -> Option<(usize, usize, bool)> {
+        let (bytes, rep, n) = (self.bytes, self.rep, self.bytes.len());
+        while !self.done {
+            let mut i = next_boundary(bytes, self.i, rep[0]);
+            while i < n && bytes[i] != b' ' && !bytes[i..].starts_with(rep) {
+                // (another character that starts with that byte)
+                i = next_boundary(bytes, i + 1, rep[0]);
+            }
+            let piece = (self.start, i, self.marked);
+            if i == n {
+                self.done = true;
+            } else if bytes[i] == b' ' {
+                // a space is the mark that starts the next piece
+                i += 1;
+                while self.collapse && i < n && bytes[i] == b' ' {
+                    i += 1;
+                }
+                (self.start, self.marked) = (i, true);
+            } else {
+                (self.start, self.marked) = (i, false);
+                i += rep.len();
+            }
+            self.i = i;
+            if piece.1 > piece.0 || piece.2 {
+                return Some(piece);
+            }
+        }
+        None
+    }
 }
 
 /// The first byte at or after `i` that is a space or `r0`, or the end.
@@ -165,30 +217,33 @@ impl Unigram {
         let word = &mut b.word;
         with_cache((self.generation, m.replacement), |cache| {
             let starts = bytes.first() == Some(&b' ') || bytes.starts_with(rep);
-            // the piece under way: `rep` (if `marked`) then `bytes[start..i]`
-            let mut marked = m.prepend_scheme == PrependScheme::Always && n > 0 && !starts;
-            let mut start = 0;
-            let mut i = 0;
+            let mut scan = Scan {
+                bytes,
+                rep,
+                collapse,
+                i: 0,
+                start: 0,
+                marked: m.prepend_scheme == PrependScheme::Always && n > 0 && !starts,
+                done: false,
+            };
+            // a batch of pieces at a time: their cache slots are fetched
+            // while the ones before are encoded
+            let mut batch = [(0usize, 0usize, false); BATCH];
             loop {
-                i = next_boundary(bytes, i, rep[0]);
-                if i < n && bytes[i] != b' ' && !bytes[i..].starts_with(rep) {
-                    i += 1; // (another character that starts with that byte)
-                    continue;
-                }
-                self.encode_word(rep, marked, bytes, start, i, word, cache, out);
-                if i == n {
-                    break;
-                }
-                if bytes[i] == b' ' {
-                    // a space is the mark that starts the next piece
-                    i += 1;
-                    while collapse && i < n && bytes[i] == b' ' {
-                        i += 1;
+                let mut k = 0;
+                while k < BATCH {
+                    let Some(p) = scan.next() else { break };
+                    if p.1 - p.0 <= KEY_MAX {
+                        cache.prefetch(&key_at(bytes, p.0, p.1 - p.0, p.2));
                     }
-                    (start, marked) = (i, true);
-                } else {
-                    (start, marked) = (i, false);
-                    i += rep.len();
+                    batch[k] = p;
+                    k += 1;
+                }
+                for &(start, end, marked) in &batch[..k] {
+                    self.encode_word(rep, marked, bytes, start, end, word, cache, out);
+                }
+                if k < BATCH {
+                    break;
                 }
             }
         });
@@ -213,8 +268,12 @@ impl Unigram {
         if len == 0 && !marked {
             return;
         }
+        if len > KEY_MAX {
+            self.encode_long(rep, marked, &bytes[start..end], word, cache, out);
+            return;
+        }
         // (the cache belongs to this replacement: a key says only whether it is there)
-        let key = (len <= KEY_MAX).then(|| key_at(bytes, start, len, marked));
+        let key = Some(key_at(bytes, start, len, marked));
         if let Some(ids) = key.as_ref().and_then(|k| cache.get(k)) {
             for &id in ids {
                 out.push(id);
@@ -231,6 +290,35 @@ impl Unigram {
         if let Some(k) = &key {
             cache.insert(k, &out[first..]);
         }
+    }
+
+    /// [`Unigram::encode_word`] for a piece longer than a slot's key.
+    #[cold]
+    fn encode_long(
+        &self,
+        rep: &[u8],
+        marked: bool,
+        body: &[u8],
+        word: &mut Vec<u8>,
+        cache: &mut WordCache,
+        out: &mut Vec<u32>,
+    ) {
+        word.clear();
+        if marked {
+            word.extend_from_slice(rep);
+        }
+        word.extend_from_slice(body);
+        if word.len() > LONG_PIECE {
+            self.encode_ids(word, out);
+            return;
+        }
+        if let Some(ids) = cache.long.get(word) {
+            out.extend_from_slice(ids);
+            return;
+        }
+        let first = out.len();
+        self.encode_ids(word, out);
+        cache.long.insert(word, &out[first..]);
     }
 
     /// The tokens of one metaspace piece: no `▁` past its start, so one chunk.
