@@ -347,6 +347,7 @@ impl Unigram {
                     _ => s,
                 })
                 .collect();
+            self.dat.set_weights(|id| sp.match_scores[id as usize]);
         }
         self.longest_piece = self.token_to_id.keys().map(String::len).max().unwrap_or(0);
         self.generation = cache::next_generation();

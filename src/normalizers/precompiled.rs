@@ -39,6 +39,10 @@ pub struct CharsMap {
     /// By character of the Basic Multilingual Plane, one bit each: simple
     /// (see `simple_at`) and left as it is alone (no rule of its own).
     bmp_kept: Box<[u64; 1024]>,
+    /// By character of the Basic Multilingual Plane past ASCII, one bit
+    /// each: no key starts with it nor is a prefix of it, so
+    /// [`CharsMap::longest_prefix`] passes it whatever follows.
+    bmp_passes: Box<[u64; 1024]>,
     /// Bit `b` set when no rule has the ASCII byte `b` alone as its key.
     ascii_unruled: u128,
     /// By ASCII byte `b`: bit `c` set when some key longer than one byte
@@ -113,6 +117,7 @@ impl CharsMap {
             ascii_kept: 0,
             ascii_unruled: 0,
             bmp_kept: Box::new([0; 1024]),
+            bmp_passes: Box::new([0; 1024]),
         };
         map.index_ascii();
         Ok(map)
@@ -148,6 +153,9 @@ impl CharsMap {
             let kept =
                 simple[cp as usize >> 6] >> (cp & 63) & 1 == 1 && self.first_prefix(ch.encode_utf8(&mut buf)).is_none();
             self.bmp_kept[cp as usize >> 6] |= (kept as u64) << (cp & 63);
+            let key = ch.encode_utf8(&mut buf).as_bytes();
+            let passes = self.longest_prefix(key).is_none() && !self.has_path(key);
+            self.bmp_passes[cp as usize >> 6] |= (passes as u64) << (cp & 63);
         }
         self.ascii_single = single;
         self.ascii_pairs = pairs;
@@ -178,6 +186,23 @@ impl CharsMap {
                 None => true,
                 Some(c) => c < 0x80 && self.ascii_pairs[b as usize] >> c & 1 == 0,
             }
+    }
+
+    /// The length of the character at `b[i]` (past ASCII, in the Basic
+    /// Multilingual Plane) if [`CharsMap::longest_prefix`] passes it
+    /// whatever follows, else 0.
+    #[inline(always)]
+    pub fn bmp_passes_len(&self, b: &[u8], i: usize) -> usize {
+        let c = b[i];
+        let cp = match c {
+            0xC2..=0xDF if i + 1 < b.len() => ((c as u32 & 0x1F) << 6) | (b[i + 1] as u32 & 0x3F),
+            0xE0..=0xEF if i + 2 < b.len() => {
+                ((c as u32 & 0x0F) << 12) | ((b[i + 1] as u32 & 0x3F) << 6) | (b[i + 2] as u32 & 0x3F)
+            }
+            _ => return 0,
+        };
+        let len = if c < 0xE0 { 2 } else { 3 };
+        (self.bmp_passes[cp as usize >> 6] >> (cp & 63) & 1) as usize * len
     }
 
     /// [`CharsMap::longest_prefix`] of `input` (non-empty), answered from

@@ -49,9 +49,8 @@ pub struct SentencePieceSpec {
 pub struct SentencePieceNormalizer {
     pub spec: SentencePieceSpec,
     symbols: Option<Arc<Trie>>,
-    /// the first bytes of the user-defined symbols, one bit each (128 bits:
-    /// only ASCII bytes are asked)
-    symbol_first: [u64; 2],
+    /// the first bytes of the user-defined symbols, one bit each
+    symbol_first: [u64; 4],
 }
 
 impl From<SentencePieceSpec> for SentencePieceNormalizer {
@@ -67,9 +66,9 @@ impl From<SentencePieceSpec> for SentencePieceNormalizer {
                 .collect();
             Some(Arc::new(Trie::build(keys)))
         };
-        let mut symbol_first = [0u64; 2];
+        let mut symbol_first = [0u64; 4];
         for s in &spec.user_defined_symbols {
-            if let Some(&c) = s.as_bytes().first().filter(|&&c| c < 0x80) {
+            if let Some(&c) = s.as_bytes().first() {
                 symbol_first[c as usize >> 6] |= 1 << (c & 63);
             }
         }
@@ -126,18 +125,21 @@ impl SentencePieceNormalizer {
         self.prefix(&input[pos..])
     }
 
-    /// Whether the byte at `b[pos]` is ASCII other than a space and
-    /// passes unchanged: no user-defined symbol starts with it and no rule
-    /// of the charsmap applies there.
+    /// The length of the character at `b[pos]` if it is not a space and
+    /// passes unchanged (no user-defined symbol starts with its first byte
+    /// and no rule of the charsmap applies there), else 0. Characters
+    /// past the Basic Multilingual Plane are left to the general path.
     #[inline(always)]
-    fn ascii_passes(&self, b: &[u8], pos: usize) -> bool {
+    fn passes_len(&self, b: &[u8], pos: usize) -> usize {
         let c = b[pos];
-        if c >= 0x80 || c == b' ' || self.symbol_first[c as usize >> 6] >> (c & 63) & 1 == 1 {
-            return false;
+        if c == b' ' || self.symbol_first[c as usize >> 6] >> (c & 63) & 1 == 1 {
+            return 0;
         }
         match &self.spec.precompiled_charsmap {
-            None => true,
-            Some(map) => map.0.ascii_passes(c, b.get(pos + 1).copied()),
+            None if c < 0x80 => 1,
+            None => 0,
+            Some(map) if c < 0x80 => map.0.ascii_passes(c, b.get(pos + 1).copied()) as usize,
+            Some(map) => map.0.bmp_passes_len(b, pos),
         }
     }
 
@@ -167,10 +169,14 @@ impl SentencePieceNormalizer {
         let mut prev_space = spec.remove_extra_whitespaces;
         let bytes = input.as_bytes();
         while pos < len {
-            // a run of ASCII that passes unchanged, copied at once
+            // a run of characters that pass unchanged, copied at once
             let run = pos;
-            while pos < len && self.ascii_passes(bytes, pos) {
-                pos += 1;
+            while pos < len {
+                let n = self.passes_len(bytes, pos);
+                if n == 0 {
+                    break;
+                }
+                pos += n;
             }
             if pos > run {
                 out.push_str(&input[run..pos]);

@@ -37,7 +37,15 @@ const LEAF: u32 = 1 << 31;
 #[derive(Clone, Debug)]
 pub struct DoubleArray {
     units: Vec<Packed>,
-    values: Vec<u32>,
+    /// by node: the value of the key that ends there, and a weight the
+    /// caller set for that value (see `set_weights`)
+    leaves: Vec<Leaf>,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Leaf {
+    value: u32,
+    weight: f32,
 }
 
 impl Default for DoubleArray {
@@ -172,21 +180,44 @@ impl DoubleArray {
                 check: u.check & !LEAF | if u.value != NONE { LEAF } else { 0 },
             })
             .collect();
-        let values = units.iter().map(|u| u.value).collect();
-        DoubleArray { units: packed, values }
+        let leaves = units
+            .iter()
+            .map(|u| Leaf {
+                value: u.value,
+                weight: 0.0,
+            })
+            .collect();
+        DoubleArray { units: packed, leaves }
+    }
+
+    /// Give every key's value the weight `w(value)`, handed to
+    /// [`DoubleArray::prefixes_weighted`] with it (read with the value,
+    /// rather than looked up by it afterwards).
+    pub fn set_weights(&mut self, w: impl Fn(u32) -> f32) {
+        for leaf in &mut self.leaves {
+            if leaf.value != NONE {
+                leaf.weight = w(leaf.value);
+            }
+        }
     }
 
     /// Call `f(length, value)` for every key that is a prefix of `text`,
     /// shortest first.
     #[inline(always)]
     pub fn prefixes(&self, text: &[u8], mut f: impl FnMut(usize, u32)) {
+        self.prefixes_weighted(text, |len, value, _| f(len, value))
+    }
+
+    /// [`DoubleArray::prefixes`], with each value's weight.
+    #[inline(always)]
+    pub fn prefixes_weighted(&self, text: &[u8], mut f: impl FnMut(usize, u32, f32)) {
         let units = &self.units[..];
         let mut node = 0usize;
         for (i, &b) in text.iter().enumerate() {
             // SAFETY: `node` is 0 or a slot reached below, so inside the
             // array; every base is at most its length minus 256 (`build`
             // pads it so, and a unit's base is 0 or one of those), so
-            // `next` is inside it too; `values` has the same length.
+            // `next` is inside it too; `leaves` has the same length.
             let next = unsafe { units.get_unchecked(node) }.base as usize + b as usize;
             // SAFETY: see above
             let u = unsafe { *units.get_unchecked(next) };
@@ -196,7 +227,8 @@ impl DoubleArray {
             node = next;
             if u.check & LEAF != 0 {
                 // SAFETY: see above
-                f(i + 1, unsafe { *self.values.get_unchecked(next) });
+                let leaf = unsafe { *self.leaves.get_unchecked(next) };
+                f(i + 1, leaf.value, leaf.weight);
             }
         }
     }

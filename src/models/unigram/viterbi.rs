@@ -29,7 +29,6 @@ pub(super) struct Scratch {
     sp: Vec<Best<f32>>,
     /// the segmentation being built (absolute byte offsets)
     pub(super) segs: Vec<Seg>,
-    back: Vec<Seg>,
 }
 
 /// Buffers past this many entries are dropped after use (a text with one
@@ -46,9 +45,6 @@ impl Scratch {
         }
         if self.segs.capacity() > KEEP_ENTRIES {
             self.segs = Vec::new();
-        }
-        if self.back.capacity() > KEEP_ENTRIES {
-            self.back = Vec::new();
         }
     }
 }
@@ -95,18 +91,18 @@ fn chunk_end(bytes: &[u8], from: usize) -> usize {
 
 /// Follow the best-path links back from the end of a chunk (local offsets,
 /// `base` added), appending the pieces in order.
-fn backtrack<S: Copy>(best: &[Best<S>], base: usize, back: &mut Vec<Seg>, segs: &mut Vec<Seg>) {
-    back.clear();
+fn backtrack<S: Copy>(best: &[Best<S>], base: usize, segs: &mut Vec<Seg>) {
+    let at = segs.len();
     let mut end = best.len() - 1;
     while end > 0 {
         let b = best[end];
         if b.start == NONE || b.start as usize >= end {
             break;
         }
-        back.push((base + b.start as usize, base + end, b.id));
+        segs.push((base + b.start as usize, base + end, b.id));
         end = b.start as usize;
     }
-    segs.extend(back.iter().rev());
+    segs[at..].reverse();
 }
 
 impl Unigram {
@@ -195,7 +191,7 @@ impl Unigram {
             }
             pos += mblen;
         }
-        backtrack(best, base, &mut s.back, &mut s.segs);
+        backtrack(best, base, &mut s.segs);
         best[n].score
     }
 
@@ -209,7 +205,6 @@ impl Unigram {
         let sp = self.sp.as_ref().expect("a sentencepiece model");
         let unk_score = sp.min_score - UNK_PENALTY as f32;
         let unk = self.unk_id.unwrap_or(NONE);
-        let scores = &sp.match_scores[..];
         let best = &mut s.sp;
         best.clear();
         best.resize(
@@ -237,9 +232,9 @@ impl Unigram {
             let mut single = false;
             let mut furthest = pos + mblen;
             let ends = &mut best[pos..];
-            self.dat.prefixes(&text[pos..], |len, id| {
+            self.dat.prefixes_weighted(&text[pos..], |len, id, score| {
                 furthest = furthest.max(pos + len);
-                let cand = scores[id as usize] + till;
+                let cand = score + till;
                 let t = &mut ends[len];
                 if t.start == NONE || cand > t.score {
                     *t = Best {
@@ -264,7 +259,7 @@ impl Unigram {
             }
             pos += mblen;
         }
-        backtrack(best, base, &mut s.back, &mut s.segs);
+        backtrack(best, base, &mut s.segs);
         best[n].score
     }
 }
