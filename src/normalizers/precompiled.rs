@@ -605,6 +605,37 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn normalize_into_matches_the_staged_normalizer() {
+        let map = CharsMap::parse(&build(&[
+            ("\u{FF21}", "A"),
+            ("\u{FB01}", "fi"),
+            ("\u{1}", ""),
+            ("\r", "R"),
+            ("e\u{301}", "\u{E9}"),
+            ("a", "a "),
+            ("\u{3000}", " "),
+        ]))
+        .unwrap();
+        let texts = [
+            "",
+            "plain ascii text",
+            "\u{FF21}\u{301}x\u{FB01}\u{1}",
+            "a\r\nb\rc\n\r",
+            "e\u{301} e\u{302}\u{301} \u{915}\u{94d}\u{937}",
+            "\u{1F600}\u{200D}\u{1F600} \u{1F1FA}\u{1F1F8}\u{1F1E6}",
+            "\u{1100}\u{1161}\u{11A8}\u{AC00}\u{AC01}\u{3000}\u{4E2D}\u{20000}",
+            "\u{600}a\u{600}\u{4E2D} x\u{308}",
+        ];
+        for t in texts {
+            let mut s = NormalizedString::new(t, 0);
+            normalize_precompiled(&map, &mut s);
+            let mut fast = String::new();
+            map.normalize_into(t, &mut fast);
+            assert_eq!(fast, s.text, "{t:?}");
+        }
+    }
+
+    #[test]
     fn corrupt_blobs_are_errors() {
         assert!(CharsMap::parse(b"").is_err());
         assert!(CharsMap::parse(&[8, 0, 0, 0, 1, 2]).is_err());

@@ -383,6 +383,57 @@ mod tests {
     }
 
     #[test]
+    fn normalize_into_matches_normalize() {
+        let map = Charsmap::from_bytes(&build(&[
+            ("a", "A"),
+            ("ab", "X"),
+            ("\u{3000}", " "),
+            ("\u{1}", ""),
+            ("q", " q "),
+            ("\u{FF0C}", ","),
+        ]))
+        .unwrap();
+        let specs = [
+            spec(),
+            SentencePieceSpec {
+                precompiled_charsmap: Some(map.clone()),
+                user_defined_symbols: vec!["ab!".into(), "\u{4E2D}\u{6587}".into()],
+                ..spec()
+            },
+            SentencePieceSpec {
+                precompiled_charsmap: Some(map.clone()),
+                remove_extra_whitespaces: false,
+                ..spec()
+            },
+            SentencePieceSpec {
+                precompiled_charsmap: Some(map),
+                treat_whitespace_as_suffix: true,
+                escape_whitespaces: false,
+                ..spec()
+            },
+        ];
+        let texts = [
+            "",
+            "   ",
+            "  Hello   world  ",
+            "abc a\u{3000} \u{1}x ab!ab",
+            "\u{2581}a\u{2581} q q  qq",
+            "\u{4E2D}\u{6587}\u{FF0C}\u{4E2D} \u{1F600}\u{e9}",
+            "\u{1}\u{1} \u{1}",
+        ];
+        for sp in specs {
+            let n = SentencePieceNormalizer::from(sp);
+            for t in texts {
+                let mut s = NormalizedString::new(t, 0);
+                n.normalize(&mut s);
+                let mut fast = String::new();
+                n.normalize_into(t, &mut fast);
+                assert_eq!(fast, s.text, "{t:?}");
+            }
+        }
+    }
+
+    #[test]
     fn alignments_point_into_the_original() {
         let n = SentencePieceNormalizer::from(spec());
         let mut s = NormalizedString::new("  ab  c", 0);

@@ -2,13 +2,13 @@
 //! `▁the`), for pipelines whose pieces are encoded independently.
 //!
 //! Each thread keeps one two-way set-associative table per model it used
-//! last (up to `MODELS`, told apart by the model's generation): `SLOTS`
-//! slots of 64 bytes, a piece of at most 31 bytes and at most 7 tokens a
-//! slot (more go to a spill arena of at most 4 MB, cleared with the
-//! table when full); longer pieces, up to 1 KB, go to a hash map of at most
-//! 8 MB, cleared when full: so 14 MB a model and a thread, 56 MB a thread
-//! at most. A key holds all the piece's bytes, so a hit is always the
-//! piece itself.
+//! last (up to `MODELS`, told apart by the model's generation and its
+//! mark): `SLOTS` slots of 64 bytes (4 MB), a piece of at most 31 bytes
+//! and at most 7 tokens a slot (more go to a spill arena of at most 2 MB,
+//! cleared with the table when full); longer pieces, up to 1 KB, go to a
+//! hash map of at most 4 MB, cleared when full: so about 10 MB a model and
+//! a thread, 40 MB a thread at most. A key holds all the piece's bytes, so
+//! a hit is always the piece itself.
 
 use rustc_hash::FxHashMap;
 use std::cell::RefCell;
@@ -58,7 +58,7 @@ pub(super) struct WordCache {
 pub(super) const LONG_PIECE: usize = 1024;
 /// What `LongCache` holds at most (pieces' bytes and tokens) before it is
 /// cleared.
-const LONG_BYTES: usize = 8 << 20;
+const LONG_BYTES: usize = 4 << 20;
 
 /// Pieces longer than a slot's key, by their bytes.
 #[derive(Default)]
@@ -86,8 +86,8 @@ impl LongCache {
 
 /// The `n` of a slot whose tokens are in `spill`.
 const SPILLED: u32 = u32::MAX;
-/// The most tokens `spill` holds before the cache is cleared (4 MB).
-const SPILL_MAX: usize = 1 << 20;
+/// The most tokens `spill` holds before the cache is cleared (2 MB).
+const SPILL_MAX: usize = 1 << 19;
 
 /// The key of the piece `bytes[start..start + len]` (`len` at most
 /// `KEY_MAX`), preceded by the mark if `marked`: the bytes zero-padded,

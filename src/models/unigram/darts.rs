@@ -40,7 +40,13 @@ pub struct DoubleArray {
     /// by node: the value of the key that ends there, and a weight the
     /// caller set for that value (see `set_weights`)
     leaves: Vec<Leaf>,
+    /// By character of three UTF-8 bytes (U+0800..U+FFFF, less 0x800):
+    /// the node its bytes lead to from the root, `NONE` if no key starts
+    /// with it, `SLOW` if a key ends inside it (walked byte by byte then).
+    three: Vec<u32>,
 }
+
+const SLOW: u32 = u32::MAX - 1;
 
 #[derive(Clone, Copy, Debug)]
 struct Leaf {
@@ -187,7 +193,32 @@ impl DoubleArray {
                 weight: 0.0,
             })
             .collect();
-        DoubleArray { units: packed, leaves }
+        let mut da = DoubleArray {
+            units: packed,
+            leaves,
+            three: Vec::new(),
+        };
+        da.three = (0x800..0x10000u32).map(|cp| da.walk_char(cp)).collect();
+        da
+    }
+
+    /// The entry of `three` for the code point `cp`.
+    fn walk_char(&self, cp: u32) -> u32 {
+        let Some(ch) = char::from_u32(cp) else { return SLOW };
+        let mut buf = [0u8; 4];
+        let mut node = 0usize;
+        for (k, &b) in ch.encode_utf8(&mut buf).as_bytes().iter().enumerate() {
+            let next = self.units[node].base as usize + b as usize;
+            let u = self.units[next];
+            if u.check & !LEAF != node as u32 {
+                return NONE;
+            }
+            if k < 2 && u.check & LEAF != 0 {
+                return SLOW;
+            }
+            node = next;
+        }
+        node as u32
     }
 
     /// Give every key's value the weight `w(value)`, handed to
@@ -213,7 +244,27 @@ impl DoubleArray {
     pub fn prefixes_weighted(&self, text: &[u8], mut f: impl FnMut(usize, u32, f32)) {
         let units = &self.units[..];
         let mut node = 0usize;
-        for (i, &b) in text.iter().enumerate() {
+        let mut done = 0;
+        // a character of three bytes in one step, from `three`
+        if let [c0 @ 0xE0..=0xEF, c1 @ 0x80..=0xBF, c2 @ 0x80..=0xBF, ..] = *text {
+            let cp = ((c0 as usize & 0x0F) << 12) | ((c1 as usize & 0x3F) << 6) | (c2 as usize & 0x3F);
+            match self.three.get(cp.wrapping_sub(0x800)).copied() {
+                Some(NONE) => return,
+                Some(n) if n != SLOW => {
+                    node = n as usize;
+                    done = 3;
+                    // SAFETY: `n` is a node `build` reached, inside the array
+                    let u = unsafe { *units.get_unchecked(node) };
+                    if u.check & LEAF != 0 {
+                        // SAFETY: `leaves` has the length of `units`
+                        let leaf = unsafe { *self.leaves.get_unchecked(node) };
+                        f(3, leaf.value, leaf.weight);
+                    }
+                }
+                _ => {}
+            }
+        }
+        for (i, &b) in text.iter().enumerate().skip(done) {
             // SAFETY: `node` is 0 or a slot reached below, so inside the
             // array; every base is at most its length minus 256 (`build`
             // pads it so, and a unit's base is 0 or one of those), so
@@ -254,6 +305,20 @@ mod tests {
         assert_eq!(get(b"abcd"), None);
         let empty = DoubleArray::build(vec![]);
         empty.prefixes(b"a", |_, _| panic!("no keys"));
+    }
+
+    #[test]
+    fn three_byte_characters_in_one_step() {
+        let keys: Vec<&str> = vec!["\u{4E2D}", "\u{4E2D}\u{6587}", "\u{6587}", "\u{E9}", "\u{4E2D}x"];
+        let t = DoubleArray::build(keys.iter().enumerate().map(|(i, k)| (k.as_bytes(), i as u32)).collect());
+        let mut got = Vec::new();
+        t.prefixes("\u{4E2D}\u{6587}\u{5B57}".as_bytes(), |n, v| got.push((n, v)));
+        assert_eq!(got, [(3, 0), (6, 1)]);
+        got.clear();
+        t.prefixes("\u{5B57}\u{4E2D}".as_bytes(), |n, v| got.push((n, v)));
+        assert!(got.is_empty());
+        t.prefixes("\u{4E2D}x".as_bytes(), |n, v| got.push((n, v)));
+        assert_eq!(got, [(3, 0), (4, 4)]);
     }
 
     #[test]
