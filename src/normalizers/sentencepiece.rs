@@ -197,6 +197,8 @@ impl SentencePieceNormalizer {
             }
             if sp.len() == 1 && sp != " " {
                 out.push_str(sp);
+            } else if sp == " " {
+                out.push_str(space);
             } else if spec.escape_whitespaces && sp.contains(' ') {
                 for (i, part) in sp.split(' ').enumerate() {
                     if i > 0 {

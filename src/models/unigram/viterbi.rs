@@ -71,11 +71,16 @@ const FLUSH_SEGS: usize = 4096;
 
 const MARK: [u8; 3] = [0xE2, 0x96, 0x81];
 
-/// The end of the chunk that starts at `from`: the next `▁` after it, or
-/// the end of the text.
+/// The fewest bytes in a chunk but the last: text is cut at the first `▁`
+/// past this many (any `▁` is a place to cut; fewer cuts, less work per
+/// cut, while the arrays stay in the core's first-level cache).
+const MIN_CHUNK: usize = 1024;
+
+/// The end of the chunk that starts at `from`: the first `▁` at least
+/// `MIN_CHUNK` bytes after it, or the end of the text.
 #[inline]
 fn chunk_end(bytes: &[u8], from: usize) -> usize {
-    let mut i = from + 1;
+    let mut i = from + MIN_CHUNK;
     while i + 2 < bytes.len() {
         match bytes[i..].iter().position(|&b| b == 0xE2) {
             Some(k) => i += k,
