@@ -1,14 +1,15 @@
 //! The per-thread cache of encoded pieces (pre-tokenized words such as
 //! `▁the`), for pipelines whose pieces are encoded independently.
 //!
-//! Each thread keeps one two-way set-associative table per model it used
-//! last (up to `MODELS`, told apart by the model's generation and its
-//! mark): `SLOTS` slots of 64 bytes (4 MB), a piece of at most 31 bytes
-//! and at most 7 tokens a slot (more go to a spill arena of at most 2 MB,
-//! cleared with the table when full); longer pieces, up to 1 KB, go to a
-//! hash map of at most 4 MB, cleared when full: so about 10 MB a model and
-//! a thread, 40 MB a thread at most. A key holds all the piece's bytes, so
-//! a hit is always the piece itself.
+//! Each thread keeps, for each model it used last (up to `MODELS`, told
+//! apart by the model's generation and its mark), two two-way
+//! set-associative tables: 64K short slots of 32 bytes (2 MB), a piece of
+//! at most 15 bytes and 3 tokens each, and 32K slots of 64 bytes (2 MB), a
+//! piece of at most 31 bytes and 7 tokens each (more go to a spill arena of
+//! at most 2 MB, cleared with that table when full); longer pieces, up to
+//! 1 KB, go to a hash map of at most 4 MB, cleared when full: so about
+//! 10 MB a model and a thread, 40 MB a thread at most. A key holds all the
+//! piece's bytes, so a hit is always the piece itself.
 
 use rustc_hash::FxHashMap;
 use std::cell::RefCell;
@@ -20,7 +21,61 @@ pub(super) fn next_generation() -> u64 {
     NEXT.fetch_add(1, Ordering::Relaxed)
 }
 
-const BITS: u32 = 16;
+const BITS: u32 = 15;
+const SHORT_BITS: u32 = 16;
+/// The longest piece a short slot holds.
+pub(super) const SHORT_MAX: usize = 15;
+/// The most tokens a short slot holds.
+const SHORT_IDS: usize = 3;
+
+/// A slot for a piece of at most `SHORT_MAX` bytes and `SHORT_IDS`
+/// tokens: half a cache line, so that the pieces met most often take
+/// half the room.
+#[derive(Clone, Copy)]
+#[repr(C, align(32))]
+struct ShortSlot {
+    /// `key16` of the piece (all zero when empty)
+    key: [u64; 2],
+    ids: [u32; SHORT_IDS],
+    n: u32,
+}
+
+const SHORT_EMPTY: ShortSlot = ShortSlot {
+    key: [0; 2],
+    ids: [0; SHORT_IDS],
+    n: 0,
+};
+
+/// The key of the piece `bytes[start..start + len]` (`len` at most
+/// `SHORT_MAX`), preceded by the mark if `marked`, as `key_at` makes it
+/// in 16 bytes.
+#[inline(always)]
+pub(super) fn key16(bytes: &[u8], start: usize, len: usize, marked: bool) -> [u64; 2] {
+    debug_assert!(len <= SHORT_MAX);
+    let mut key = [0u64; 2];
+    if let Some(w) = bytes.get(start..start + 16) {
+        for (k, word) in key.iter_mut().enumerate() {
+            let v = u64::from_le_bytes(w[8 * k..8 * k + 8].try_into().unwrap());
+            let keep = len.saturating_sub(8 * k).min(8);
+            *word = if keep == 8 { v } else { v & ((1u64 << (8 * keep)) - 1) };
+        }
+    } else {
+        let mut buf = [0u8; 16];
+        buf[..len].copy_from_slice(&bytes[start..start + len]);
+        for (k, word) in key.iter_mut().enumerate() {
+            *word = u64::from_le_bytes(buf[8 * k..8 * k + 8].try_into().unwrap());
+        }
+    }
+    key[1] |= ((len as u64) | (marked as u64) << 7) << 56;
+    key
+}
+
+#[inline(always)]
+fn index16(key: &[u64; 2]) -> usize {
+    let h = key[0] ^ key[1].rotate_left(29);
+    // (the first slot of a set of two)
+    (h.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - SHORT_BITS)) as usize & !1
+}
 const SLOTS: usize = 1 << BITS;
 const MODELS: usize = 4;
 /// The longest piece a slot holds.
@@ -46,6 +101,7 @@ const EMPTY: Slot = Slot {
 
 pub(super) struct WordCache {
     owner: Owner,
+    short: Box<[ShortSlot]>,
     slots: Box<[Slot]>,
     /// the tokens of pieces with more than `IDS` (a slot then holds their
     /// offset and count here, and `SPILLED`)
@@ -125,10 +181,46 @@ impl WordCache {
     fn new(owner: Owner) -> WordCache {
         WordCache {
             owner,
+            short: vec![SHORT_EMPTY; 1 << SHORT_BITS].into_boxed_slice(),
             slots: vec![EMPTY; SLOTS].into_boxed_slice(),
             spill: Vec::new(),
             long: LongCache::default(),
         }
+    }
+
+    /// The tokens of a piece cached in a short slot.
+    #[inline(always)]
+    pub(super) fn get_short(&self, key: &[u64; 2]) -> Option<&[u32]> {
+        let set = index16(key);
+        let slot = if self.short[set].key == *key {
+            &self.short[set]
+        } else if self.short[set + 1].key == *key {
+            &self.short[set + 1]
+        } else {
+            return None;
+        };
+        Some(&slot.ids[..slot.n as usize])
+    }
+
+    /// Start loading the set where `get_short(key)` will look.
+    #[inline(always)]
+    pub(super) fn prefetch_short(&self, key: &[u64; 2]) {
+        crate::prefetch::prefetch(&self.short[index16(key)]);
+    }
+
+    /// Keep a piece's tokens in a short slot; false if they do not fit.
+    #[inline]
+    pub(super) fn insert_short(&mut self, key: &[u64; 2], ids: &[u32]) -> bool {
+        if ids.is_empty() || ids.len() > SHORT_IDS {
+            return false;
+        }
+        let set = index16(key);
+        self.short[set + 1] = self.short[set];
+        let slot = &mut self.short[set];
+        slot.key = *key;
+        slot.ids[..ids.len()].copy_from_slice(ids);
+        slot.n = ids.len() as u32;
+        true
     }
 
     /// The tokens of a cached piece.

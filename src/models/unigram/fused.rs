@@ -13,7 +13,7 @@
 //!
 //! Any other configuration is declined and runs staged.
 
-use super::cache::{key_at, with_cache, WordCache, KEY_MAX, LONG_PIECE};
+use super::cache::{key16, key_at, with_cache, WordCache, KEY_MAX, LONG_PIECE, SHORT_MAX};
 use super::viterbi::with_scratch;
 use super::Unigram;
 use crate::normalizers::precompiled::CharsMap;
@@ -233,8 +233,11 @@ impl Unigram {
                 let mut k = 0;
                 while k < BATCH {
                     let Some(p) = scan.next() else { break };
-                    if p.1 - p.0 <= KEY_MAX {
-                        cache.prefetch(&key_at(bytes, p.0, p.1 - p.0, p.2));
+                    let len = p.1 - p.0;
+                    if len <= SHORT_MAX {
+                        cache.prefetch_short(&key16(bytes, p.0, len, p.2));
+                    } else if len <= KEY_MAX {
+                        cache.prefetch(&key_at(bytes, p.0, len, p.2));
                     }
                     batch[k] = p;
                     k += 1;
@@ -273,6 +276,14 @@ impl Unigram {
             return;
         }
         // (the cache belongs to this replacement: a key says only whether it is there)
+        let short = (len <= SHORT_MAX).then(|| key16(bytes, start, len, marked));
+        if let Some(ids) = short.as_ref().and_then(|k| cache.get_short(k)) {
+            for &id in ids {
+                out.push(id);
+            }
+            return;
+        }
+        // (a short piece of more tokens is kept in a long slot)
         let key = Some(key_at(bytes, start, len, marked));
         if let Some(ids) = key.as_ref().and_then(|k| cache.get(k)) {
             for &id in ids {
@@ -287,8 +298,11 @@ impl Unigram {
         word.extend_from_slice(&bytes[start..end]);
         let first = out.len();
         self.encode_ids(word, out);
-        if let Some(k) = &key {
-            cache.insert(k, &out[first..]);
+        let ids = &out[first..];
+        if !short.is_some_and(|k| cache.insert_short(&k, ids)) {
+            if let Some(k) = &key {
+                cache.insert(k, ids);
+            }
         }
     }
 
