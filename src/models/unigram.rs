@@ -17,11 +17,15 @@
 //! N-best segmentations and sampling (`nbest`, `sample`) follow
 //! `sentencepiece`'s lattice algorithms.
 
+mod cache;
+mod darts;
+mod fused;
 pub mod lattice;
+mod viterbi;
 
 use crate::error::{Error, Result};
 use crate::models::Model;
-use crate::trie::Trie;
+use darts::DoubleArray;
 use rustc_hash::FxHashMap;
 use serde_json::{json, Value};
 
@@ -68,6 +72,9 @@ impl PieceType {
 struct SpSemantics {
     types: Vec<PieceType>,
     scores: Vec<f32>,
+    /// the score a piece has when the optimized encoder matches it (its
+    /// score, or the user-defined bonus), by id
+    match_scores: Vec<f32>,
     /// the lowest score of a normal piece (an unknown character costs 10 less)
     min_score: f32,
 }
@@ -75,7 +82,18 @@ struct SpSemantics {
 pub struct Unigram {
     pieces: Vec<(String, f64)>,
     token_to_id: FxHashMap<String, u32>,
-    trie: Trie,
+    /// the pieces that can match text, by bytes
+    dat: DoubleArray,
+    /// `pieces`' scores, dense
+    scores_f64: Vec<f64>,
+    /// No matchable piece has `▁` past its first character: every `▁`
+    /// starts a token, and the text between two is solved alone (see
+    /// `viterbi`).
+    chunk_safe: bool,
+    /// Tells this model's per-thread caches from another's (see `cache`).
+    generation: u64,
+    /// the length of the longest entry of `token_to_id`, in bytes
+    longest_piece: usize,
     unk_id: Option<u32>,
     pub byte_fallback: bool,
     min_score: f64,
@@ -86,6 +104,33 @@ pub struct Unigram {
     /// parsing can be one unit in the last place off, and whose ties the
     /// encoder must break alike), and saved with the file's own values.
     written: FxHashMap<u32, f64>,
+}
+
+/// Where tokens go: `(id, byte length)` pairs, or ids alone.
+pub(crate) trait Sink {
+    fn push(&mut self, id: u32, len: u32);
+    /// Lengthen the last token (an unknown run fused into it).
+    fn grow_last(&mut self, len: u32);
+}
+
+impl Sink for Vec<(u32, u32)> {
+    #[inline]
+    fn push(&mut self, id: u32, len: u32) {
+        Vec::push(self, (id, len));
+    }
+    fn grow_last(&mut self, len: u32) {
+        if let Some(last) = self.last_mut() {
+            last.1 += len;
+        }
+    }
+}
+
+impl Sink for Vec<u32> {
+    #[inline]
+    fn push(&mut self, id: u32, _len: u32) {
+        Vec::push(self, id);
+    }
+    fn grow_last(&mut self, _len: u32) {}
 }
 
 /// One segment of a segmentation: start and end byte, id (`NONE`: unknown
@@ -214,17 +259,14 @@ impl Unigram {
             }
         }
         // the trie maps a piece to the id `token_to_id` gives it (the last duplicate)
-        let trie = Trie::build(
-            vocab
-                .iter()
-                .enumerate()
-                .map(|(i, (p, _))| (p.as_bytes(), i as u32))
-                .collect(),
-        );
         let mut m = Unigram {
             pieces: vocab,
             token_to_id,
-            trie,
+            dat: DoubleArray::default(),
+            scores_f64: Vec::new(),
+            chunk_safe: false,
+            generation: 0,
+            longest_piece: 0,
             unk_id,
             byte_fallback,
             min_score,
@@ -233,6 +275,7 @@ impl Unigram {
             written: FxHashMap::default(),
         };
         m.index_bytes();
+        m.index_pieces();
         Ok(m)
     }
 
@@ -253,10 +296,13 @@ impl Unigram {
         for (p, i) in index.normal.iter().chain(index.reserved.iter()) {
             token_to_id.insert(p.clone(), *i);
         }
-        let trie = Trie::build(index.normal.iter().map(|(p, i)| (p.as_bytes(), *i)).collect());
         let mut m = Unigram {
             token_to_id,
-            trie,
+            dat: DoubleArray::default(),
+            scores_f64: Vec::new(),
+            chunk_safe: false,
+            generation: 0,
+            longest_piece: 0,
             unk_id: Some(unk),
             byte_fallback,
             min_score: min_score as f64,
@@ -264,13 +310,47 @@ impl Unigram {
             sp: Some(SpSemantics {
                 types,
                 scores,
+                match_scores: Vec::new(),
                 min_score,
             }),
             pieces: vocab,
             written: FxHashMap::default(),
         };
         m.index_bytes();
+        m.index_pieces();
         Ok(m)
+    }
+
+    /// Build the matching structures from the vocabulary: the trie of the
+    /// pieces that can match (all of them for `tokenizers`; normal and
+    /// user-defined ones for `sentencepiece`, which skips unused pieces),
+    /// their match scores, and whether chunking at `▁` is exact.
+    fn index_pieces(&mut self) {
+        let matchable = |i: usize| match &self.sp {
+            Some(sp) => matches!(sp.types[i], PieceType::Normal | PieceType::UserDefined),
+            None => true,
+        };
+        // (a piece listed twice maps to its last id, as `token_to_id` has it)
+        let keys: Vec<(&[u8], u32)> = (self.pieces.iter().enumerate())
+            .filter(|(i, _)| matchable(*i))
+            .map(|(i, (p, _))| (p.as_bytes(), i as u32))
+            .collect();
+        // (the mark ▁ is E2 96 81; in UTF-8 those bytes are that character only)
+        self.chunk_safe = keys.iter().all(|(k, _)| !k.get(1..).is_some_and(contains_mark));
+        self.dat = DoubleArray::build(keys);
+        self.scores_f64 = self.pieces.iter().map(|(_, s)| *s).collect();
+        if let Some(sp) = &mut self.sp {
+            sp.match_scores = (sp.scores.iter().zip(&sp.types).zip(&self.pieces))
+                .map(|((&s, &t), (p, _))| match t {
+                    // (the optimized encoder measures a user-defined piece in bytes)
+                    PieceType::UserDefined => user_defined_score(p.len()),
+                    _ => s,
+                })
+                .collect();
+            self.dat.set_weights(|id| sp.match_scores[id as usize]);
+        }
+        self.longest_piece = self.token_to_id.keys().map(String::len).max().unwrap_or(0);
+        self.generation = cache::next_generation();
     }
 
     fn index_bytes(&mut self) {
@@ -299,109 +379,9 @@ impl Unigram {
         self.sp.is_some()
     }
 
-    /// The best segmentation of `text`: `(start, end, id)` per piece.
-    fn viterbi(&self, text: &str) -> Vec<Seg> {
-        match &self.sp {
-            Some(sp) => self.viterbi_sp(text, sp),
-            None => self.viterbi_hf(text),
-        }
-    }
-
-    fn viterbi_hf(&self, text: &str) -> Vec<Seg> {
-        let bytes = text.as_bytes();
-        let n = bytes.len();
-        let unk_score = self.min_score - UNK_PENALTY;
-        let unk = self.unk_id.unwrap_or(NONE);
-        // best path ending at each byte: (score, start, id); start NONE = not reached
-        let mut best: Vec<(f64, u32, u32)> = vec![(0.0, NONE, NONE); n + 1];
-        let mut pos = 0;
-        while pos < n {
-            let till = best[pos].0;
-            let mblen = utf8_len(bytes[pos]).min(n - pos);
-            let mut single = false;
-            let pieces = &self.pieces;
-            self.trie.prefixes(&bytes[pos..], |len, id| {
-                let cand = pieces[id as usize].1 + till;
-                let t = &mut best[pos + len];
-                if t.1 == NONE || cand > t.0 {
-                    *t = (cand, pos as u32, id);
-                }
-                if len == mblen {
-                    single = true;
-                }
-            });
-            if !single {
-                let cand = unk_score + till;
-                let t = &mut best[pos + mblen];
-                if t.1 == NONE || cand > t.0 {
-                    *t = (cand, pos as u32, unk);
-                }
-            }
-            pos += mblen;
-        }
-        backtrack(&best, n)
-    }
-
-    fn viterbi_sp(&self, text: &str, sp: &SpSemantics) -> Vec<Seg> {
-        // As `sentencepiece` 0.2.3's `EncodeOptimized`: path scores in
-        // single precision (each candidate an f32 sum, kept when strictly
-        // greater), re-based to 0 when the running score passes ±1e5, with
-        // every reached score up to the furthest end so far shifted alike.
-        let bytes = text.as_bytes();
-        let n = bytes.len();
-        let unk_score = sp.min_score - UNK_PENALTY as f32;
-        let unk = self.unk_id.unwrap_or(NONE);
-        let mut best: Vec<(f32, u32, u32)> = vec![(0.0, NONE, NONE); n + 1];
-        let mut frontier = 0;
-        let mut pos = 0;
-        while pos < n {
-            let mut till = best[pos].0;
-            if !(-SP_RESET..=SP_RESET).contains(&till) {
-                for (i, b) in best.iter_mut().enumerate().take(frontier + 1).skip(pos) {
-                    if i == pos || b.1 != NONE {
-                        b.0 -= till;
-                    }
-                }
-                till = 0.0;
-            }
-            let mblen = utf8_len(bytes[pos]).min(n - pos);
-            let mut single = false;
-            self.trie.prefixes(&bytes[pos..], |len, id| {
-                let ty = sp.types[id as usize];
-                if ty == PieceType::Unused {
-                    return;
-                }
-                frontier = frontier.max(pos + len);
-                let score = match ty {
-                    // (the optimized encoder measures a user-defined piece in bytes)
-                    PieceType::UserDefined => user_defined_score(len),
-                    _ => sp.scores[id as usize],
-                };
-                let cand = score + till;
-                let t = &mut best[pos + len];
-                if t.1 == NONE || cand > t.0 {
-                    *t = (cand, pos as u32, id);
-                }
-                if len == mblen {
-                    single = true;
-                }
-            });
-            if !single {
-                frontier = frontier.max(pos + mblen);
-                let cand = unk_score + till;
-                let t = &mut best[pos + mblen];
-                if t.1 == NONE || cand > t.0 {
-                    *t = (cand, pos as u32, unk);
-                }
-            }
-            pos += mblen;
-        }
-        backtrack(&best, n)
-    }
-
     /// Turn a segmentation into `(id, byte length)` tokens: unknown runs
     /// fused and byte fallback applied, as the loaded flavour does it.
-    fn emit(&self, text: &str, segs: &[Seg], out: &mut Vec<(u32, u32)>) {
+    fn emit(&self, text: &str, segs: &[Seg], out: &mut impl Sink) {
         if self.sp.is_some() {
             self.emit_sp(text, segs, out)
         } else {
@@ -409,7 +389,7 @@ impl Unigram {
         }
     }
 
-    fn emit_hf(&self, text: &str, segs: &[Seg], out: &mut Vec<(u32, u32)>) {
+    fn emit_hf(&self, text: &str, segs: &[Seg], out: &mut impl Sink) {
         let unk = self.unk_id.unwrap_or(NONE);
         let mut i = 0;
         while i < segs.len() {
@@ -428,40 +408,48 @@ impl Unigram {
                 self.emit_unknown(&text[s..end], out);
                 i = j;
             } else {
-                out.push((id, (e - s) as u32));
+                out.push(id, (e - s) as u32);
                 i += 1;
             }
         }
     }
 
-    fn emit_unknown(&self, piece: &str, out: &mut Vec<(u32, u32)>) {
-        if let Some(&id) = self.token_to_id.get(piece) {
-            out.push((id, piece.len() as u32));
+    fn emit_unknown(&self, piece: &str, out: &mut impl Sink) {
+        // (a run longer than every piece is none of them)
+        let found = if piece.len() <= self.longest_piece {
+            self.token_to_id.get(piece)
+        } else {
+            None
+        };
+        if let Some(&id) = found {
+            out.push(id, piece.len() as u32);
             return;
         }
         if self.byte_fallback && piece.bytes().all(|b| self.byte_ids[b as usize] != NONE) {
-            out.extend(piece.bytes().map(|b| (self.byte_ids[b as usize], 1)));
+            for b in piece.bytes() {
+                out.push(self.byte_ids[b as usize], 1);
+            }
             return;
         }
         // without an unknown token `tokenizers` refuses the text; the piece is dropped here
         if let Some(u) = self.unk_id {
-            out.push((u, piece.len() as u32));
+            out.push(u, piece.len() as u32);
         }
     }
 
-    fn emit_sp(&self, text: &str, segs: &[Seg], out: &mut Vec<(u32, u32)>) {
+    fn emit_sp(&self, text: &str, segs: &[Seg], out: &mut impl Sink) {
         let unk = self.unk_id.unwrap_or(NONE);
         let mut prev_unk = false;
         for &(s, e, id) in segs {
             let is_unk = id == unk;
             if is_unk && self.byte_fallback {
-                out.extend(text[s..e].bytes().map(|b| (self.byte_ids[b as usize], 1)));
-            } else if is_unk && prev_unk {
-                if let Some(last) = out.last_mut() {
-                    last.1 += (e - s) as u32;
+                for b in text[s..e].bytes() {
+                    out.push(self.byte_ids[b as usize], 1);
                 }
+            } else if is_unk && prev_unk {
+                out.grow_last((e - s) as u32);
             } else {
-                out.push((id, (e - s) as u32));
+                out.push(id, (e - s) as u32);
             }
             prev_unk = is_unk;
         }
@@ -574,7 +562,7 @@ impl Unigram {
             }
             let limit = bounds.get(part).copied().unwrap_or(text.len()).max(start);
             let mut single = false;
-            self.trie.prefixes(&bytes[start..limit], |len, id| {
+            self.dat.prefixes(&bytes[start..limit], |len, id| {
                 let Some(chars) = lat.chars_between(start, start + len) else {
                     return;
                 };
@@ -600,6 +588,10 @@ impl Unigram {
     }
 }
 
+fn contains_mark(t: &[u8]) -> bool {
+    t.windows(3).any(|w| w == "\u{2581}".as_bytes())
+}
+
 /// The parts joined, and where each ends.
 fn join_parts(parts: &[&str]) -> (String, Vec<usize>) {
     let mut text = String::with_capacity(parts.iter().map(|p| p.len()).sum());
@@ -611,22 +603,6 @@ fn join_parts(parts: &[&str]) -> (String, Vec<usize>) {
     (text, bounds)
 }
 
-/// Follow the best-path links back from the end.
-fn backtrack<S: Copy>(best: &[(S, u32, u32)], n: usize) -> Vec<Seg> {
-    let mut segs = Vec::new();
-    let mut end = n;
-    while end > 0 {
-        let (_, start, id) = best[end];
-        if start == NONE || start as usize >= end {
-            break;
-        }
-        segs.push((start as usize, end, id));
-        end = start as usize;
-    }
-    segs.reverse();
-    segs
-}
-
 impl Model for Unigram {
     fn encode_piece(&self, piece: &[u8], out: &mut Vec<(u32, u32)>) {
         if piece.is_empty() {
@@ -636,8 +612,17 @@ impl Model for Unigram {
             Ok(t) => t,
             Err(_) => return, // pieces are cut at character boundaries of a String
         };
-        let segs = self.viterbi(text);
-        self.emit(text, &segs, out);
+        viterbi::with_scratch(|s| self.segment(piece, true, s, |segs| self.emit(text, segs, out)));
+    }
+
+    fn encode_fused(
+        &self,
+        normalizer: Option<&crate::normalizers::Normalizer>,
+        pre_tokenizer: Option<&crate::pre_tokenizers::PreTokenizer>,
+        text: &str,
+        out: &mut Vec<u32>,
+    ) -> bool {
+        self.fused(normalizer, pre_tokenizer, text, out)
     }
 
     fn id_to_bytes(&self, id: u32) -> Option<&[u8]> {
@@ -692,19 +677,7 @@ impl Model for Unigram {
             sp.types.push(PieceType::UserDefined);
             sp.scores.push(0.0);
         }
-        self.trie = Trie::build(
-            self.token_to_id
-                .iter()
-                .filter(|(_, &i)| match &self.sp {
-                    Some(sp) => matches!(
-                        sp.types[i as usize],
-                        PieceType::Normal | PieceType::UserDefined | PieceType::Unused
-                    ),
-                    None => true,
-                })
-                .map(|(p, &i)| (p.as_bytes(), i))
-                .collect(),
-        );
+        self.index_pieces();
     }
 
     fn set_unk(&mut self, unk: &str) {

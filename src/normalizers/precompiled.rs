@@ -27,6 +27,27 @@ pub struct CharsMap {
     units: Vec<u32>,
     /// the replacement strings, NUL-separated
     normalized: Vec<u8>,
+    /// By ASCII byte: the replacement `tokenizers` gives the character
+    /// alone ([`CharsMap::first_prefix`]), `None` if it stays.
+    ascii_first: Vec<Option<Box<str>>>,
+    /// By ASCII byte: the replacement of the rule whose key is that byte
+    /// alone, `None` if there is none.
+    ascii_single: Vec<Option<Box<str>>>,
+    /// Bit `b` set when the ASCII byte `b` stays as it is alone
+    /// (`ascii_first[b]` is `None`) and is not CR (which joins LF).
+    ascii_kept: u128,
+    /// By character of the Basic Multilingual Plane, one bit each: simple
+    /// (see `simple_at`) and left as it is alone (no rule of its own).
+    bmp_kept: Box<[u64; 1024]>,
+    /// By character of the Basic Multilingual Plane past ASCII, one bit
+    /// each: no key starts with it nor is a prefix of it, so
+    /// [`CharsMap::longest_prefix`] passes it whatever follows.
+    bmp_passes: Box<[u64; 1024]>,
+    /// Bit `b` set when no rule has the ASCII byte `b` alone as its key.
+    ascii_unruled: u128,
+    /// By ASCII byte `b`: bit `c` set when some key longer than one byte
+    /// starts with `b` then the ASCII byte `c`.
+    ascii_pairs: Vec<u128>,
 }
 
 impl std::fmt::Debug for CharsMap {
@@ -86,11 +107,205 @@ impl CharsMap {
                 4 + trie_size + e.valid_up_to()
             )));
         }
-        Ok(CharsMap {
+        let mut map = CharsMap {
             raw: blob.to_vec(),
             units,
             normalized,
-        })
+            ascii_first: Vec::new(),
+            ascii_single: Vec::new(),
+            ascii_pairs: Vec::new(),
+            ascii_kept: 0,
+            ascii_unruled: 0,
+            bmp_kept: Box::new([0; 1024]),
+            bmp_passes: Box::new([0; 1024]),
+        };
+        map.index_ascii();
+        Ok(map)
+    }
+
+    /// Fill the ASCII tables from the rules, through the lookups they stand for.
+    fn index_ascii(&mut self) {
+        let boxed = |r: Option<&str>| r.map(Box::<str>::from);
+        let first: Vec<_> = (0..128u8)
+            .map(|b| boxed(self.first_prefix(std::str::from_utf8(&[b]).unwrap_or(""))))
+            .collect();
+        let single: Vec<_> = (0..128u8)
+            .map(|b| boxed(self.longest_prefix(&[b]).filter(|(n, _)| *n == 1).map(|(_, r)| r)))
+            .collect();
+        let pairs: Vec<u128> = (0..128u8)
+            .map(|b| {
+                (0..128u8)
+                    .filter(|&c| self.has_path(&[b, c]))
+                    .fold(0u128, |m, c| m | 1 << c)
+            })
+            .collect();
+        self.ascii_kept = (0..128u8)
+            .filter(|&b| first[b as usize].is_none() && b != b'\r')
+            .fold(0u128, |m, b| m | 1 << b);
+        self.ascii_unruled = (0..128u8)
+            .filter(|&b| single[b as usize].is_none())
+            .fold(0u128, |m, b| m | 1 << b);
+        self.ascii_first = first;
+        let simple = simple_bmp();
+        for cp in 0x80..0x10000u32 {
+            let Some(ch) = char::from_u32(cp) else { continue };
+            let mut buf = [0u8; 4];
+            let kept =
+                simple[cp as usize >> 6] >> (cp & 63) & 1 == 1 && self.first_prefix(ch.encode_utf8(&mut buf)).is_none();
+            self.bmp_kept[cp as usize >> 6] |= (kept as u64) << (cp & 63);
+            let key = ch.encode_utf8(&mut buf).as_bytes();
+            let passes = self.longest_prefix(key).is_none() && !self.has_path(key);
+            self.bmp_passes[cp as usize >> 6] |= (passes as u64) << (cp & 63);
+        }
+        self.ascii_single = single;
+        self.ascii_pairs = pairs;
+    }
+
+    /// Whether some key starts with `key` (a node of the trie is there).
+    fn has_path(&self, key: &[u8]) -> bool {
+        let Some(&root) = self.units.first() else { return false };
+        let mut pos = unit_offset(root);
+        for &c in key {
+            pos ^= c as usize;
+            let Some(&unit) = self.units.get(pos) else { return false };
+            if unit_label(unit) != c as u32 {
+                return false;
+            }
+            pos ^= unit_offset(unit);
+        }
+        true
+    }
+
+    /// Whether the ASCII byte `b` passes unchanged under
+    /// [`CharsMap::longest_prefix`] when `next` follows it: no rule for
+    /// it alone, none longer that starts with it and `next`.
+    #[inline(always)]
+    pub fn ascii_passes(&self, b: u8, next: Option<u8>) -> bool {
+        self.ascii_unruled >> b & 1 == 1
+            && match next {
+                None => true,
+                Some(c) => c < 0x80 && self.ascii_pairs[b as usize] >> c & 1 == 0,
+            }
+    }
+
+    /// The length of the character at `b[i]` (past ASCII, in the Basic
+    /// Multilingual Plane) if [`CharsMap::longest_prefix`] passes it
+    /// whatever follows, else 0.
+    #[inline(always)]
+    pub fn bmp_passes_len(&self, b: &[u8], i: usize) -> usize {
+        let c = b[i];
+        let cp = match c {
+            0xC2..=0xDF if i + 1 < b.len() => ((c as u32 & 0x1F) << 6) | (b[i + 1] as u32 & 0x3F),
+            0xE0..=0xEF if i + 2 < b.len() => {
+                ((c as u32 & 0x0F) << 12) | ((b[i + 1] as u32 & 0x3F) << 6) | (b[i + 2] as u32 & 0x3F)
+            }
+            _ => return 0,
+        };
+        let len = if c < 0xE0 { 2 } else { 3 };
+        (self.bmp_passes[cp as usize >> 6] >> (cp & 63) & 1) as usize * len
+    }
+
+    /// [`CharsMap::longest_prefix`] of `input` (non-empty), answered from
+    /// the ASCII tables when its first byte is ASCII and no longer key can
+    /// start with its first two bytes: `Some(None)` when no rule applies.
+    #[inline(always)]
+    pub fn longest_prefix_ascii(&self, input: &[u8]) -> Option<Option<&str>> {
+        let b = input[0];
+        if b >= 0x80 {
+            return None;
+        }
+        match input.get(1) {
+            Some(&c) if c >= 0x80 || self.ascii_pairs[b as usize] >> c & 1 == 1 => None,
+            _ => Some(self.ascii_single[b as usize].as_deref()),
+        }
+    }
+
+    /// The length of the character at `b[i]` if it is simple and stays as
+    /// it is alone (ASCII or in the Basic Multilingual Plane), else 0.
+    #[inline(always)]
+    fn kept_len(&self, b: &[u8], i: usize) -> usize {
+        let c = b[i];
+        if c < 0x80 {
+            return (self.ascii_kept >> c & 1) as usize;
+        }
+        let cp = match c {
+            0xC2..=0xDF if i + 1 < b.len() => ((c as u32 & 0x1F) << 6) | (b[i + 1] as u32 & 0x3F),
+            0xE0..=0xEF if i + 2 < b.len() => {
+                ((c as u32 & 0x0F) << 12) | ((b[i + 1] as u32 & 0x3F) << 6) | (b[i + 2] as u32 & 0x3F)
+            }
+            _ => return 0,
+        };
+        let len = if c < 0xE0 { 2 } else { 3 };
+        (self.bmp_kept[cp as usize >> 6] >> (cp & 63) & 1) as usize * len
+    }
+
+    /// The length of the character that ends at `b[..i]`.
+    fn last_len(&self, b: &[u8], i: usize) -> usize {
+        let mut k = i - 1;
+        while k > 0 && b[k] & 0xC0 == 0x80 {
+            k -= 1;
+        }
+        i - k
+    }
+
+    /// Append `text` normalized as [`normalize_precompiled`] does it (the
+    /// text alone, no alignments). A character that is a grapheme cluster
+    /// by itself for certain (see `lone_char`) is looked up alone, ASCII
+    /// ones from a table; the other stretches go through the cluster
+    /// segmentation, cut where a cluster boundary is certain.
+    pub fn normalize_into(&self, text: &str, out: &mut String) {
+        let b = text.as_bytes();
+        let n = b.len();
+        let mut i = 0;
+        while i < n {
+            // a run of ASCII that stays: copied at once, but for its last
+            // character if a non-ASCII one follows (it may join it)
+            let run = i;
+            while i < n {
+                let len = self.kept_len(b, i);
+                if len == 0 {
+                    break;
+                }
+                i += len;
+            }
+            // (its last character stays only if the next one cannot join it)
+            if i < n && i > run && !simple_at(b, i).0 {
+                i -= self.last_len(b, i);
+            }
+            out.push_str(&text[run..i]);
+            if i == n {
+                break;
+            }
+            let c = b[i];
+            if c < 0x80 && (i + 1 == n || (b[i + 1] < 0x80 && !(c == b'\r' && b[i + 1] == b'\n'))) {
+                match &self.ascii_first[c as usize] {
+                    Some(r) => out.push_str(r),
+                    None => out.push(c as char),
+                }
+                i += 1;
+                continue;
+            }
+            let (simple, len) = simple_at(b, i);
+            let j = i + len;
+            if simple && (j == n || (simple_at(b, j).0 && !(c == b'\r' && b[j] == b'\n'))) {
+                let ch = &text[i..j];
+                out.push_str(self.first_prefix(ch).unwrap_or(ch));
+                i = j;
+                continue;
+            }
+            // up to the next certain boundary
+            let (mut prev_simple, mut prev_cr, mut k) = (simple, c == b'\r', j);
+            while k < n {
+                let (s, l) = simple_at(b, k);
+                if prev_simple && s && !(prev_cr && b[k] == b'\n') {
+                    break;
+                }
+                (prev_simple, prev_cr) = (s, b[k] == b'\r');
+                k += l;
+            }
+            append_graphemes(self, &text[i..k], out);
+            i = k;
+        }
     }
 
     pub fn raw(&self) -> &[u8] {
@@ -195,6 +410,82 @@ fn push_replacement(changes: &mut Vec<(char, isize)>, old: &str, new: &str) {
             last.1 += diff;
         }
     }
+}
+
+/// `text` normalized by grapheme clusters as [`normalize_precompiled`]
+/// does it, appended to `out`.
+fn append_graphemes(map: &CharsMap, text: &str, out: &mut String) {
+    for grapheme in text.graphemes(true) {
+        if grapheme.len() < 6 {
+            if let Some(norm) = map.first_prefix(grapheme) {
+                out.push_str(norm);
+                continue;
+            }
+        }
+        for (i, c) in grapheme.char_indices() {
+            let part = &grapheme[i..i + c.len_utf8()];
+            out.push_str(map.first_prefix(part).unwrap_or(part));
+        }
+    }
+}
+
+/// Whether the character at `b[i]` (a character boundary) is "simple", and
+/// its length. Between two simple characters there is a grapheme cluster
+/// boundary for certain, except CR LF: a simple character is ASCII, a
+/// character of the Basic Multilingual Plane that no grapheme rule joins
+/// to a neighbour (tested once with the segmenter itself: `x c x` is three
+/// clusters, so it is not Extend, ZWJ, SpacingMark nor Prepend; Hangul
+/// jamo are left out, their rules join them to each other), or a CJK
+/// ideograph of planes 2 and 3. Between two such characters no rule of
+/// UAX #29 but the default break applies (the rules that join need an
+/// Extend, ZWJ, SpacingMark, Prepend, regional indicator or jamo on one
+/// side).
+#[inline(always)]
+fn simple_at(b: &[u8], i: usize) -> (bool, usize) {
+    let c = b[i];
+    if c < 0x80 {
+        return (true, 1);
+    }
+    let len = match c {
+        0xF0..=0xFF => 4,
+        0xE0..=0xEF => 3,
+        _ => 2,
+    };
+    let Some(s) = b.get(i..i + len).and_then(|s| std::str::from_utf8(s).ok()) else {
+        return (false, 1); // (not reached: `b` is a str's bytes)
+    };
+    let cp = s.chars().next().map_or(0, |ch| ch as u32);
+    let simple = if cp < 0x10000 {
+        simple_bmp()[cp as usize >> 6] >> (cp & 63) & 1 == 1
+    } else {
+        (0x20000..0x40000).contains(&cp)
+    };
+    (simple, len)
+}
+
+/// The simple characters of the Basic Multilingual Plane (see `simple_at`),
+/// one bit each.
+fn simple_bmp() -> &'static [u64; 1024] {
+    static TABLE: std::sync::OnceLock<Box<[u64; 1024]>> = std::sync::OnceLock::new();
+    TABLE.get_or_init(|| {
+        let mut t = Box::new([0u64; 1024]);
+        let jamo = |cp: u32| matches!(cp, 0x1100..=0x11FF | 0xA960..=0xA97F | 0xD7B0..=0xD7FF);
+        for cp in 0..0x10000u32 {
+            let Some(ch) = char::from_u32(cp) else { continue };
+            if jamo(cp) {
+                continue;
+            }
+            let mut buf = [0u8; 6];
+            buf[0] = b'x';
+            let l = ch.encode_utf8(&mut buf[1..]).len();
+            buf[1 + l] = b'x';
+            let probe = std::str::from_utf8(&buf[..l + 2]).unwrap_or("");
+            if probe.graphemes(true).count() == 3 {
+                t[cp as usize >> 6] |= 1 << (cp & 63);
+            }
+        }
+        t
+    })
 }
 
 /// The `Precompiled` normalizer of `tokenizer.json`, as `tokenizers` applies it.
@@ -311,6 +602,37 @@ pub(crate) mod tests {
         assert_eq!(map.longest_prefix(b"abc"), Some((2, "X")));
         assert_eq!(map.longest_prefix("\u{FB01}x".as_bytes()), Some((3, "fi")));
         assert_eq!(map.longest_prefix(b"zz"), None);
+    }
+
+    #[test]
+    fn normalize_into_matches_the_staged_normalizer() {
+        let map = CharsMap::parse(&build(&[
+            ("\u{FF21}", "A"),
+            ("\u{FB01}", "fi"),
+            ("\u{1}", ""),
+            ("\r", "R"),
+            ("e\u{301}", "\u{E9}"),
+            ("a", "a "),
+            ("\u{3000}", " "),
+        ]))
+        .unwrap();
+        let texts = [
+            "",
+            "plain ascii text",
+            "\u{FF21}\u{301}x\u{FB01}\u{1}",
+            "a\r\nb\rc\n\r",
+            "e\u{301} e\u{302}\u{301} \u{915}\u{94d}\u{937}",
+            "\u{1F600}\u{200D}\u{1F600} \u{1F1FA}\u{1F1F8}\u{1F1E6}",
+            "\u{1100}\u{1161}\u{11A8}\u{AC00}\u{AC01}\u{3000}\u{4E2D}\u{20000}",
+            "\u{600}a\u{600}\u{4E2D} x\u{308}",
+        ];
+        for t in texts {
+            let mut s = NormalizedString::new(t, 0);
+            normalize_precompiled(&map, &mut s);
+            let mut fast = String::new();
+            map.normalize_into(t, &mut fast);
+            assert_eq!(fast, s.text, "{t:?}");
+        }
     }
 
     #[test]

@@ -49,6 +49,8 @@ pub struct SentencePieceSpec {
 pub struct SentencePieceNormalizer {
     pub spec: SentencePieceSpec,
     symbols: Option<Arc<Trie>>,
+    /// the first bytes of the user-defined symbols, one bit each
+    symbol_first: [u64; 4],
 }
 
 impl From<SentencePieceSpec> for SentencePieceNormalizer {
@@ -64,7 +66,17 @@ impl From<SentencePieceSpec> for SentencePieceNormalizer {
                 .collect();
             Some(Arc::new(Trie::build(keys)))
         };
-        SentencePieceNormalizer { spec, symbols }
+        let mut symbol_first = [0u64; 4];
+        for s in &spec.user_defined_symbols {
+            if let Some(&c) = s.as_bytes().first() {
+                symbol_first[c as usize >> 6] |= 1 << (c & 63);
+            }
+        }
+        SentencePieceNormalizer {
+            spec,
+            symbols,
+            symbol_first,
+        }
     }
 }
 
@@ -91,6 +103,121 @@ impl SentencePieceNormalizer {
         }
         let n = input.chars().next().map_or(1, char::len_utf8);
         (&input[..n], n)
+    }
+
+    /// [`SentencePieceNormalizer::prefix`] at `input[pos..]`, from the
+    /// charsmap's ASCII tables when they answer.
+    #[inline(always)]
+    fn prefix_at<'a>(&'a self, input: &'a str, pos: usize) -> (&'a str, usize) {
+        let b = input.as_bytes();
+        let c = b[pos];
+        if c < 0x80 && self.symbol_first[c as usize >> 6] >> (c & 63) & 1 == 0 {
+            let single = &input[pos..pos + 1];
+            match &self.spec.precompiled_charsmap {
+                None => return (single, 1),
+                Some(map) => {
+                    if let Some(rule) = map.0.longest_prefix_ascii(&b[pos..]) {
+                        return (rule.unwrap_or(single), 1);
+                    }
+                }
+            }
+        }
+        self.prefix(&input[pos..])
+    }
+
+    /// The length of the character at `b[pos]` if it is not a space and
+    /// passes unchanged (no user-defined symbol starts with its first byte
+    /// and no rule of the charsmap applies there), else 0. Characters
+    /// past the Basic Multilingual Plane are left to the general path.
+    #[inline(always)]
+    fn passes_len(&self, b: &[u8], pos: usize) -> usize {
+        let c = b[pos];
+        if c == b' ' || self.symbol_first[c as usize >> 6] >> (c & 63) & 1 == 1 {
+            return 0;
+        }
+        match &self.spec.precompiled_charsmap {
+            None if c < 0x80 => 1,
+            None => 0,
+            Some(map) if c < 0x80 => map.0.ascii_passes(c, b.get(pos + 1).copied()) as usize,
+            Some(map) => map.0.bmp_passes_len(b, pos),
+        }
+    }
+
+    /// The normalized text alone (no alignments) into `out`: the same
+    /// steps as [`SentencePieceNormalizer::normalize`] in one pass.
+    pub fn normalize_into(&self, input: &str, out: &mut String) {
+        out.clear();
+        let spec = &self.spec;
+        let len = input.len();
+        let mut pos = 0;
+        if spec.remove_extra_whitespaces {
+            while pos < len {
+                let (rep, n) = self.prefix_at(input, pos);
+                if rep != " " {
+                    break;
+                }
+                pos += n;
+            }
+        }
+        if pos == len {
+            return;
+        }
+        let space: &str = if spec.escape_whitespaces { SPACE_SYMBOL } else { " " };
+        if !spec.treat_whitespace_as_suffix && spec.add_dummy_prefix {
+            out.push_str(space);
+        }
+        let mut prev_space = spec.remove_extra_whitespaces;
+        let bytes = input.as_bytes();
+        while pos < len {
+            // a run of characters that pass unchanged, copied at once
+            let run = pos;
+            while pos < len {
+                let n = self.passes_len(bytes, pos);
+                if n == 0 {
+                    break;
+                }
+                pos += n;
+            }
+            if pos > run {
+                out.push_str(&input[run..pos]);
+                prev_space = false;
+                continue;
+            }
+            let (rep, n) = self.prefix_at(input, pos);
+            pos += n;
+            let mut sp = rep;
+            if prev_space {
+                sp = sp.trim_start_matches(' ');
+            }
+            if !sp.is_empty() {
+                prev_space = sp.ends_with(' ');
+            }
+            if !spec.remove_extra_whitespaces {
+                prev_space = false;
+            }
+            if sp.len() == 1 && sp != " " {
+                out.push_str(sp);
+            } else if sp == " " {
+                out.push_str(space);
+            } else if spec.escape_whitespaces && sp.contains(' ') {
+                for (i, part) in sp.split(' ').enumerate() {
+                    if i > 0 {
+                        out.push_str(SPACE_SYMBOL);
+                    }
+                    out.push_str(part);
+                }
+            } else {
+                out.push_str(sp);
+            }
+        }
+        if spec.remove_extra_whitespaces {
+            while out.ends_with(space) {
+                out.truncate(out.len() - space.len());
+            }
+        }
+        if spec.treat_whitespace_as_suffix && spec.add_dummy_prefix {
+            out.push_str(space);
+        }
     }
 
     pub fn normalize(&self, s: &mut NormalizedString) {
@@ -255,6 +382,57 @@ mod tests {
         };
         assert_eq!(norm(s.clone(), "abc a\u{3000} \u{1}x"), "\u{2581}Xc\u{2581}A\u{2581}x");
         assert_eq!(norm(s, "ab!ab"), "\u{2581}ab!X");
+    }
+
+    #[test]
+    fn normalize_into_matches_normalize() {
+        let map = Charsmap::from_bytes(&build(&[
+            ("a", "A"),
+            ("ab", "X"),
+            ("\u{3000}", " "),
+            ("\u{1}", ""),
+            ("q", " q "),
+            ("\u{FF0C}", ","),
+        ]))
+        .unwrap();
+        let specs = [
+            spec(),
+            SentencePieceSpec {
+                precompiled_charsmap: Some(map.clone()),
+                user_defined_symbols: vec!["ab!".into(), "\u{4E2D}\u{6587}".into()],
+                ..spec()
+            },
+            SentencePieceSpec {
+                precompiled_charsmap: Some(map.clone()),
+                remove_extra_whitespaces: false,
+                ..spec()
+            },
+            SentencePieceSpec {
+                precompiled_charsmap: Some(map),
+                treat_whitespace_as_suffix: true,
+                escape_whitespaces: false,
+                ..spec()
+            },
+        ];
+        let texts = [
+            "",
+            "   ",
+            "  Hello   world  ",
+            "abc a\u{3000} \u{1}x ab!ab",
+            "\u{2581}a\u{2581} q q  qq",
+            "\u{4E2D}\u{6587}\u{FF0C}\u{4E2D} \u{1F600}\u{e9}",
+            "\u{1}\u{1} \u{1}",
+        ];
+        for sp in specs {
+            let n = SentencePieceNormalizer::from(sp);
+            for t in texts {
+                let mut s = NormalizedString::new(t, 0);
+                n.normalize(&mut s);
+                let mut fast = String::new();
+                n.normalize_into(t, &mut fast);
+                assert_eq!(fast, s.text, "{t:?}");
+            }
+        }
     }
 
     #[test]

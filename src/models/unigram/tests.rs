@@ -133,3 +133,75 @@ fn sampling_covers_the_lattice() {
     }
     assert_eq!(m.sample("abc", 1, 1.0, &mut rng), m.encode_str("abc"));
 }
+
+/// A small vocabulary with `▁` pieces, in both flavours.
+fn marked_vocab() -> Vec<(String, f64)> {
+    [
+        ("<unk>", 0.0),
+        ("\u{2581}", -2.0),
+        ("\u{2581}a", -1.5),
+        ("\u{2581}ab", -2.5),
+        ("a", -1.0),
+        ("b", -2.0),
+        ("ab", -2.9),
+        ("c", -3.0),
+    ]
+    .iter()
+    .map(|(p, s)| (p.to_string(), *s))
+    .collect()
+}
+
+#[test]
+fn chunks_at_the_mark_only_when_no_piece_crosses_it() {
+    let m = Unigram::new(marked_vocab(), Some(0), false).unwrap();
+    assert!(m.chunk_safe);
+    let mut crossing = marked_vocab();
+    crossing.push(("b\u{2581}a".into(), -0.5));
+    let c = Unigram::new(crossing, Some(0), false).unwrap();
+    assert!(!c.chunk_safe);
+    // the piece across the mark wins where it can
+    assert_eq!(ids(&c, "\u{2581}ab\u{2581}a"), [2, 8]);
+    assert_eq!(ids(&c, "\u{2581}ab\u{2581}"), [3, 1]);
+}
+
+#[test]
+fn chunked_and_whole_text_viterbi_agree() {
+    // a text of many marked words, segmented with and without chunking,
+    // in f64 (tokenizers) and f32 with re-basing (sentencepiece)
+    let words = [
+        "\u{2581}ab",
+        "\u{2581}a",
+        "\u{2581}",
+        "\u{2581}cab",
+        "\u{2581}\u{e9}b",
+        "\u{2581}bbc",
+    ];
+    let mut text = String::new();
+    for i in 0..20_000 {
+        text.push_str(words[(i * 7 + i / 3) % words.len()]);
+    }
+    let hf = Unigram::new(marked_vocab(), Some(0), false).unwrap();
+    let types = [PieceType::Unknown]
+        .into_iter()
+        .chain(std::iter::repeat_n(PieceType::Normal, 7))
+        .collect();
+    let sp = Unigram::with_piece_types(marked_vocab(), types, false).unwrap();
+    for m in [&hf, &sp] {
+        let run = |chunked: bool| {
+            let mut out: Vec<u32> = Vec::new();
+            viterbi::with_scratch(|s| m.segment(text.as_bytes(), chunked, s, |segs| m.emit(&text, segs, &mut out)));
+            out
+        };
+        assert_eq!(run(true), run(false));
+    }
+}
+
+#[test]
+fn pushed_tokens_renew_the_caches() {
+    let mut m = Unigram::new(marked_vocab(), Some(0), false).unwrap();
+    let before = m.generation;
+    assert_eq!(ids(&m, "abc"), [6, 7]);
+    m.push_token(b"abc", 8);
+    assert_ne!(m.generation, before);
+    assert_eq!(ids(&m, "abc"), [8]);
+}
