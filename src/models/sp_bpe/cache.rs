@@ -105,7 +105,7 @@ impl ChunkCache {
     /// little later does not wait on memory.
     #[inline(always)]
     pub fn prefetch(&self, set: usize) {
-        for slot in self.slots.iter().skip(set).take(WAYS) {
+        for slot in self.slots.iter().skip(set).take(2) {
             crate::prefetch::prefetch(slot);
         }
     }

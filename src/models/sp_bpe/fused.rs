@@ -89,11 +89,11 @@ impl Chunk {
 }
 
 /// How many chunks the encoding trails the scan by.
-const LAG: usize = 16;
+const LAG: usize = 32;
 
 /// The shortest ASCII run scanned as a block (shorter ones go character
 /// by character).
-const MIN_RUN: usize = 8;
+const MIN_RUN: usize = 2;
 
 /// How many ASCII bytes start `b[pos..]`, up to 64.
 #[inline(always)]
