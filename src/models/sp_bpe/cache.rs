@@ -62,34 +62,43 @@ pub(super) fn key_of(chunk: &[u8]) -> [u64; 4] {
     [w(0), w(1), w(2), w(3)]
 }
 
+/// `KEY_MASKS[len]`: the bytes of a key's words that a chunk of `len`
+/// bytes fills.
+const KEY_MASKS: [[u64; 4]; KEY_MAX + 1] = {
+    let mut masks = [[0u64; 4]; KEY_MAX + 1];
+    let mut len = 0;
+    while len <= KEY_MAX {
+        let mut i = 0;
+        while i < 4 {
+            let keep = len.saturating_sub(i * 8);
+            masks[len][i] = if keep >= 8 { u64::MAX } else { (1u64 << (8 * keep)) - 1 };
+            i += 1;
+        }
+        len += 1;
+    }
+    masks
+};
+
 /// `key_of(&text[start..start + len])`, read as whole words when the text
 /// has 32 bytes from `start` (no copy of a variable length).
 #[inline(always)]
 pub(super) fn key_at(text: &[u8], start: usize, len: usize) -> [u64; 4] {
     debug_assert!(len <= KEY_MAX);
-    let Some(window) = text.get(start..start + 32) else {
+    let (Some(window), Some(mask)) = (text.get(start..start + 32), KEY_MASKS.get(len)) else {
         return key_of(&text[start..start + len]);
     };
-    let mut k = [0u64; 4];
-    for (i, w) in k.iter_mut().enumerate() {
-        let word = u64::from_le_bytes(window[i * 8..i * 8 + 8].try_into().unwrap_or_default());
-        let keep = len.saturating_sub(i * 8).min(8);
-        *w = if keep == 8 {
-            word
-        } else {
-            word & ((1u64 << (8 * keep)) - 1)
-        };
-    }
-    k[3] |= (len as u64) << 56;
-    k
+    let word = |i: usize| u64::from_le_bytes(window[i * 8..i * 8 + 8].try_into().unwrap_or_default()) & mask[i];
+    [word(0), word(1), word(2), word(3) | (len as u64) << 56]
 }
 
 /// The first slot of the key's set.
 #[inline(always)]
 pub(super) fn set_of(key: &[u64; 4]) -> usize {
     const K: u64 = 0x9E37_79B9_7F4A_7C15;
-    let h = (key[0].wrapping_mul(K) ^ key[1]).wrapping_mul(K) ^ key[2].rotate_left(29) ^ key[3];
-    ((h.wrapping_mul(K) >> (64 - SET_BITS)) as usize) * WAYS
+    // most chunks fit the first word: it is multiplied on its own so that
+    // all its bytes reach the top bits the set is taken from
+    let h = key[0].wrapping_mul(K) ^ (key[1] ^ key[2].rotate_left(29) ^ key[3]).wrapping_mul(K.rotate_left(17));
+    ((h >> (64 - SET_BITS)) as usize) * WAYS
 }
 
 impl ChunkCache {

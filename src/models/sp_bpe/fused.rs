@@ -89,7 +89,7 @@ impl Chunk {
 }
 
 /// How many chunks the encoding trails the scan by.
-const LAG: usize = 32;
+const LAG: usize = 8;
 
 /// The shortest ASCII run scanned as a block (shorter ones go character
 /// by character).
@@ -145,8 +145,16 @@ impl Fused {
                 }
             }
             let (code, len) = decode(b, pos);
-            if !t.joined(prev, t.info(prev), code, t.info(code)) {
-                self.cut_now(&mut w, pos, prev, cache, out);
+            let (iprev, info) = (t.info(prev), t.info(code));
+            if !t.joined(prev, iprev, code, info) {
+                // the chunk is the one character before `pos` (most CJK ones
+                // are), nothing queued: its own symbol, no other check
+                if w.start + utf8_len(b[w.start]) == pos && !w.prefixed && w.done == w.found {
+                    self.symbol(&w, symbol_of(iprev), &b[w.start..pos], out);
+                    w.start = pos;
+                } else {
+                    self.cut_now(&mut w, pos, prev, cache, out);
+                }
             }
             prev = code;
             pos += len;
