@@ -89,7 +89,7 @@ impl Chunk {
 }
 
 /// How many chunks the encoding trails the scan by.
-const LAG: usize = 8;
+const LAG: usize = 16;
 
 /// The shortest ASCII run scanned as a block (shorter ones go character
 /// by character).
