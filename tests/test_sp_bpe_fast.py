@@ -131,3 +131,45 @@ def test_small_trained_models_match_sentencepiece(tmp_path, byte_fallback: bool)
         assert got == sp.encode(t), repr(t[:80])
         assert got == tok.encode_full(t, add_special_tokens=False, disallowed_special=()).ids, repr(t[:80])
     assert tok.encode_batch(texts, add_special_tokens=False, disallowed_special=()) == sp.encode(texts)
+
+
+def _run_edges() -> list[str]:
+    """ASCII runs cut 64 bytes at a time, then a non-ASCII character: the
+    run's last chunk continues past it; chunks queued more than the queue's
+    depth in one run; the dummy prefix's chunk inside a run."""
+    rng = random.Random(11)
+    out = []
+    for n in [1, 2, 7, 8, 9, 31, 32, 33, 63, 64, 65, 127, 128, 129]:
+        word = "".join(rng.choice("abcdefghij") for _ in range(n))
+        for tail in ["", "é", "中", "\u2581", " ", "é word", "中 x", "\U0001F600"]:
+            out.append(word + tail)
+            out.append(tail + word)
+            out.append("a " * n + tail + "b" * n)
+    out.append(". , ; : ! ? " * 40)  # one-character chunks, many per run
+    out.append("x" * 5 + "\u2581" + "y" * 70)
+    out.append("\u2581" * 100 + "z")
+    return out
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_ascii_run_edges_match_sentencepiece(name: str) -> None:
+    tok, sp = _load(name)
+    texts = _run_edges()
+    for t in texts:
+        got = tok.encode(t, add_special_tokens=False, disallowed_special=())
+        assert got == sp.encode(t), repr(t[:80])
+        assert got == tok.encode_full(t, add_special_tokens=False, disallowed_special=()).ids, repr(t[:80])
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_cache_eviction_keeps_ids_exact(name: str) -> None:
+    """Far more distinct chunks than the cache holds (every set overfull, ways
+    evicted and promoted), then the same text again from the warm cache."""
+    tok, sp = _load(name)
+    rng = random.Random(5)
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    words = ["".join(rng.choice(letters) for _ in range(rng.randint(2, 12))) for _ in range(150_000)]
+    text = " ".join(words + rng.sample(words, 50_000))
+    want = sp.encode(text)
+    assert tok.encode(text, add_special_tokens=False, disallowed_special=()) == want
+    assert tok.encode(text, add_special_tokens=False, disallowed_special=()) == want

@@ -1,10 +1,13 @@
 //! The per-thread cache of encoded chunks: chunk bytes -> ids.
 //!
 //! Short chunks (up to `KEY_MAX` bytes, with at most `SLOT_IDS` ids) live
-//! in a two-way set-associative table of 64-byte slots: the chunk, zero
+//! in a four-way set-associative table of 64-byte slots: the chunk, zero
 //! padded with its length in the last byte, and its ids. A new chunk takes
-//! the set's second way, and moves to the first when it is met again, so
-//! the many chunks met once do not push out those met often. Longer chunks (up to
+//! the set's last way (the first empty one), and moves up a way each time
+//! it is met again, so the many chunks met once do not push out those met
+//! often; four ways, not two, so that the few sets that three or more
+//! recurring chunks share do not thrash. The walk asks for a chunk's set
+//! (`prefetch`) some chunks before it reads it. Longer chunks (up to
 //! `LONG_MAX` bytes: runs of indentation before a word, rules of `─`) go to
 //! a hash map of at most `LONG_ENTRIES`, cleared when full. A thread keeps
 //! one cache for each of the last `MODELS` models it encoded with (told
@@ -21,8 +24,9 @@ use std::cell::RefCell;
 /// The longest chunk a slot holds, in bytes.
 pub(super) const KEY_MAX: usize = 31;
 const SLOT_IDS: usize = 7;
-const SET_BITS: u32 = 15;
-const SLOTS: usize = 2 << SET_BITS;
+const WAYS: usize = 4;
+const SET_BITS: u32 = 14;
+const SLOTS: usize = WAYS << SET_BITS;
 const MODELS: usize = 2;
 const LONG_MAX: usize = 256;
 const LONG_ENTRIES: usize = 8192;
@@ -58,34 +62,43 @@ pub(super) fn key_of(chunk: &[u8]) -> [u64; 4] {
     [w(0), w(1), w(2), w(3)]
 }
 
+/// `KEY_MASKS[len]`: the bytes of a key's words that a chunk of `len`
+/// bytes fills.
+const KEY_MASKS: [[u64; 4]; KEY_MAX + 1] = {
+    let mut masks = [[0u64; 4]; KEY_MAX + 1];
+    let mut len = 0;
+    while len <= KEY_MAX {
+        let mut i = 0;
+        while i < 4 {
+            let keep = len.saturating_sub(i * 8);
+            masks[len][i] = if keep >= 8 { u64::MAX } else { (1u64 << (8 * keep)) - 1 };
+            i += 1;
+        }
+        len += 1;
+    }
+    masks
+};
+
 /// `key_of(&text[start..start + len])`, read as whole words when the text
 /// has 32 bytes from `start` (no copy of a variable length).
 #[inline(always)]
 pub(super) fn key_at(text: &[u8], start: usize, len: usize) -> [u64; 4] {
     debug_assert!(len <= KEY_MAX);
-    let Some(window) = text.get(start..start + 32) else {
+    let (Some(window), Some(mask)) = (text.get(start..start + 32), KEY_MASKS.get(len)) else {
         return key_of(&text[start..start + len]);
     };
-    let mut k = [0u64; 4];
-    for (i, w) in k.iter_mut().enumerate() {
-        let word = u64::from_le_bytes(window[i * 8..i * 8 + 8].try_into().unwrap_or_default());
-        let keep = len.saturating_sub(i * 8).min(8);
-        *w = if keep == 8 {
-            word
-        } else {
-            word & ((1u64 << (8 * keep)) - 1)
-        };
-    }
-    k[3] |= (len as u64) << 56;
-    k
+    let word = |i: usize| u64::from_le_bytes(window[i * 8..i * 8 + 8].try_into().unwrap_or_default()) & mask[i];
+    [word(0), word(1), word(2), word(3) | (len as u64) << 56]
 }
 
 /// The first slot of the key's set.
 #[inline(always)]
-fn set_of(key: &[u64; 4]) -> usize {
+pub(super) fn set_of(key: &[u64; 4]) -> usize {
     const K: u64 = 0x9E37_79B9_7F4A_7C15;
-    let h = (key[0].wrapping_mul(K) ^ key[1]).wrapping_mul(K) ^ key[2].rotate_left(29) ^ key[3];
-    ((h.wrapping_mul(K) >> (64 - SET_BITS)) as usize) * 2
+    // most chunks fit the first word: it is multiplied on its own so that
+    // all its bytes reach the top bits the set is taken from
+    let h = key[0].wrapping_mul(K) ^ (key[1] ^ key[2].rotate_left(29) ^ key[3]).wrapping_mul(K.rotate_left(17));
+    ((h >> (64 - SET_BITS)) as usize) * WAYS
 }
 
 impl ChunkCache {
@@ -97,19 +110,33 @@ impl ChunkCache {
         }
     }
 
+    /// Start loading the set `set` (of `set_of`), so that a lookup a
+    /// little later does not wait on memory.
+    #[inline(always)]
+    pub fn prefetch(&self, set: usize) {
+        for slot in self.slots.iter().skip(set).take(2) {
+            crate::prefetch::prefetch(slot);
+        }
+    }
+
     /// Push the ids of the chunk with `key` to `out`, if held.
     #[inline(always)]
     pub fn extend_from(&mut self, key: &[u64; 4], out: &mut Vec<u32>) -> bool {
-        let set = set_of(key);
-        let at = if self.slots[set].key == *key {
-            set
-        } else if self.slots[set + 1].key == *key {
-            // met again: it moves to the way new chunks do not overwrite
-            self.slots.swap(set, set + 1);
-            set
-        } else {
+        self.extend_from_set(set_of(key), key, out)
+    }
+
+    /// `extend_from` with the key's set already known.
+    #[inline(always)]
+    pub fn extend_from_set(&mut self, set: usize, key: &[u64; 4], out: &mut Vec<u32>) -> bool {
+        let Some(way) = (0..WAYS).find(|&w| self.slots[set + w].key == *key) else {
             return false;
         };
+        // met again: it moves up a way, away from the last, which new
+        // chunks overwrite
+        let at = set + way.saturating_sub(1);
+        if way > 0 {
+            self.slots.swap(at, set + way);
+        }
         let s = &self.slots[at];
         // (a key with length > 0 is only ever stored with its ids, n >= 1)
         let len = out.len();
@@ -128,13 +155,18 @@ impl ChunkCache {
     /// Keep `ids` for the chunk with `key` (if they fit in a slot).
     #[inline]
     pub fn insert(&mut self, key: &[u64; 4], ids: &[u32]) {
+        self.insert_at(set_of(key), key, ids)
+    }
+
+    /// `insert` with the key's set already known.
+    #[inline]
+    pub fn insert_at(&mut self, set: usize, key: &[u64; 4], ids: &[u32]) {
         if ids.is_empty() || ids.len() > SLOT_IDS {
             return;
         }
-        // a new chunk takes the second way (the first when empty): a chunk
+        // a new chunk takes the last way (the first empty one): a chunk
         // met once does not push out one met twice
-        let set = set_of(key);
-        let way = if self.slots[set].n == 0 { set } else { set + 1 };
+        let way = set + (0..WAYS).find(|&w| self.slots[set + w].n == 0).unwrap_or(WAYS - 1);
         let s = &mut self.slots[way];
         s.key = *key;
         s.ids = [0; SLOT_IDS];

@@ -10,8 +10,16 @@
 //! cuts it where `Tables::joined` says no symbol can span, and encodes each
 //! chunk: a lone character by its own symbol, a short chunk through the
 //! thread's cache, any other by the merge.
+//!
+//! ASCII runs (up to 64 bytes) are cut at once, with one byte of
+//! `Tables::ascii_cut_mask` a character and no branch, and their chunks
+//! are queued: each chunk's cache set is prefetched when it is found and
+//! read `LAG` chunks later, so the memory latency of the (L2-sized and
+//! larger) cache overlaps the scan instead of stalling it. Out of ASCII
+//! runs (CJK: nearly every character its own chunk, no cache) the queue is
+//! drained and each chunk encoded as soon as it ends.
 
-use super::cache::{key_at, key_of, ChunkCache, KEY_MAX};
+use super::cache::{key_at, key_of, set_of, ChunkCache, KEY_MAX};
 use super::merge::{decode, merge};
 use super::tables::{symbol_of, Tables, SPACE_CODE};
 use crate::normalizers::sentencepiece::SentencePieceSpec;
@@ -48,6 +56,59 @@ struct Walk<'a> {
     from: usize,
     /// the general encoder of a normalized text, for chunks `merge` declines
     long: Long<'a>,
+    /// chunks found but not yet encoded (`ring[done % LAG..found % LAG]`):
+    /// their cache slots load while the scan goes on
+    ring: [Chunk; LAG],
+    found: usize,
+    done: usize,
+}
+
+/// A chunk found in an ASCII run, to encode a few chunks later.
+#[derive(Clone, Copy)]
+struct Chunk {
+    start: usize,
+    end: usize,
+    last: u32,
+    prefixed: bool,
+    /// its cache set (`NO_SET`: it is not looked up in the slots)
+    set: usize,
+    key: [u64; 4],
+}
+
+const NO_SET: usize = usize::MAX;
+
+impl Chunk {
+    const EMPTY: Chunk = Chunk {
+        start: 0,
+        end: 0,
+        last: 0,
+        prefixed: false,
+        set: NO_SET,
+        key: [0; 4],
+    };
+}
+
+/// How many chunks the encoding trails the scan by.
+const LAG: usize = 16;
+
+/// The shortest ASCII run scanned as a block (shorter ones go character
+/// by character).
+const MIN_RUN: usize = 2;
+
+/// How many ASCII bytes start `b[pos..]`, up to 64.
+#[inline(always)]
+fn ascii_run(b: &[u8], pos: usize) -> usize {
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let Some(window) = b.get(pos..pos + 64) else {
+        return b[pos..].iter().take_while(|&&c| c < 0x80).count();
+    };
+    for (i, word) in window.chunks_exact(8).enumerate() {
+        let high = u64::from_le_bytes(word.try_into().unwrap_or_default()) & HIGH;
+        if high != 0 {
+            return i * 8 + high.trailing_zeros() as usize / 8;
+        }
+    }
+    64
 }
 
 /// Encodes a normalized text into `(id, byte length)` tokens.
@@ -68,34 +129,144 @@ impl Fused {
             prefixed: dummy,
             from: out.len(),
             long,
+            ring: [Chunk::EMPTY; LAG],
+            found: 0,
+            done: 0,
         };
         let (mut prev, mut pos) = if dummy { (SPACE_CODE, 0) } else { decode(b, 0) };
         while pos < b.len() {
-            let c = b[pos];
-            // two ASCII characters: one bit decides
-            let (code, len, joined) = if c < 0x80 && prev < 0x80 {
-                (c as u32, 1, t.ascii_joined(prev, c as u32))
-            } else {
-                let (code, len) = decode(b, pos);
-                (code, len, t.joined(prev, t.info(prev), code, t.info(code)))
-            };
-            if !joined {
-                self.chunk(&w, pos, prev, cache, out);
-                w.start = pos;
-                w.prefixed = false;
+            if prev < 0x80 {
+                let n = ascii_run(b, pos);
+                if n >= MIN_RUN {
+                    self.run(&mut w, pos, n, prev, cache, out);
+                    pos += n;
+                    prev = b[pos - 1] as u32;
+                    continue;
+                }
+            }
+            let (code, len) = decode(b, pos);
+            let (iprev, info) = (t.info(prev), t.info(code));
+            if !t.joined(prev, iprev, code, info) {
+                // the chunk is the one character before `pos` (most CJK ones
+                // are), nothing queued: its own symbol, no other check
+                if w.start + utf8_len(b[w.start]) == pos && !w.prefixed && w.done == w.found {
+                    self.symbol(&w, symbol_of(iprev), &b[w.start..pos], out);
+                    w.start = pos;
+                } else {
+                    self.cut_now(&mut w, pos, prev, cache, out);
+                }
             }
             prev = code;
             pos += len;
         }
-        self.chunk(&w, b.len(), prev, cache, out);
+        self.cut(&mut w, b.len(), prev, cache, out);
+        while w.done < w.found {
+            self.finish_next(&mut w, cache, out);
+        }
     }
 
-    /// Encode the chunk from `w.start` to `end`; `last` is the code of its
-    /// last character.
+    /// Encode the chunks that end in the ASCII run `text[pos..pos + n]`
+    /// (after the character `prev` < 128): the cuts of the whole run are
+    /// found at once.
+    fn run(&self, w: &mut Walk, pos: usize, n: usize, prev: u32, cache: &mut ChunkCache, out: &mut Vec<u32>) {
+        let b = w.text;
+        let mut cuts = self.tables.ascii_cut_mask(prev, &b[pos..pos + n]);
+        while cuts != 0 {
+            let end = pos + cuts.trailing_zeros() as usize;
+            cuts &= cuts - 1;
+            let last = if end > pos { b[end - 1] as u32 } else { prev };
+            self.cut(w, end, last, cache, out);
+        }
+    }
+
+    /// The chunk under way ends at `end` (`last` the code of its last
+    /// character): it is queued, its cache slot asked for, and encoded `LAG`
+    /// chunks later, so that the slot's load overlaps the scan.
     #[inline(always)]
-    fn chunk(&self, w: &Walk, end: usize, last: u32, cache: &mut ChunkCache, out: &mut Vec<u32>) {
-        let raw = &w.text[w.start..end];
-        if w.prefixed {
+    fn cut(&self, w: &mut Walk, end: usize, last: u32, cache: &mut ChunkCache, out: &mut Vec<u32>) {
+        if w.found - w.done == LAG {
+            self.finish_next(w, cache, out);
+        }
+        w.ring[w.found % LAG] = self.plan(w, end, last, cache);
+        w.found += 1;
+        w.start = end;
+        w.prefixed = false;
+    }
+
+    /// The chunk under way ends at `end`, out of an ASCII run: it is
+    /// encoded at once (after those queued), as most there are one
+    /// character (CJK), which the cache does not hold.
+    #[inline(always)]
+    fn cut_now(&self, w: &mut Walk, end: usize, last: u32, cache: &mut ChunkCache, out: &mut Vec<u32>) {
+        while w.done < w.found {
+            self.finish_next(w, cache, out);
+        }
+        self.chunk(w, w.start, end, w.prefixed, last, cache, out);
+        w.start = end;
+        w.prefixed = false;
+    }
+
+    /// Encode the oldest queued chunk.
+    #[inline(always)]
+    fn finish_next(&self, w: &mut Walk, cache: &mut ChunkCache, out: &mut Vec<u32>) {
+        let c = w.ring[w.done % LAG];
+        w.done += 1;
+        self.finish(w, &c, cache, out);
+    }
+
+    /// The chunk from `w.start` to `end` (last character `last`), with its
+    /// cache slot on the way if it is looked up there.
+    #[inline(always)]
+    fn plan(&self, w: &Walk, end: usize, last: u32, cache: &ChunkCache) -> Chunk {
+        let len = end - w.start;
+        let mut c = Chunk {
+            start: w.start,
+            end,
+            last,
+            prefixed: w.prefixed,
+            set: NO_SET,
+            key: [0; 4],
+        };
+        if !w.prefixed && len <= KEY_MAX && len > utf8_len(w.text[w.start]) {
+            c.key = key_at(w.text, w.start, len);
+            c.set = set_of(&c.key);
+            cache.prefetch(c.set);
+        }
+        c
+    }
+
+    /// Encode a chunk `plan` made.
+    #[inline(always)]
+    fn finish(&self, w: &Walk, c: &Chunk, cache: &mut ChunkCache, out: &mut Vec<u32>) {
+        if c.set == NO_SET {
+            return self.chunk(w, c.start, c.end, c.prefixed, c.last, cache, out);
+        }
+        let at = out.len();
+        if cache.extend_from_set(c.set, &c.key, out) {
+            return self.fuse_unknowns(w, out, at);
+        }
+        self.merged(w, &w.text[c.start..c.end], out);
+        if self.cacheable(w, out, at) {
+            cache.insert_at(c.set, &c.key, &out[at..]);
+        }
+    }
+
+    /// Encode the chunk `w.text[start..end]` (after the dummy prefix if
+    /// `prefixed`); `last` is the code of its last character.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn chunk(
+        &self,
+        w: &Walk,
+        start: usize,
+        end: usize,
+        prefixed: bool,
+        last: u32,
+        cache: &mut ChunkCache,
+        out: &mut Vec<u32>,
+    ) {
+        let raw = &w.text[start..end];
+        if prefixed {
             let mut chunk = Vec::with_capacity(raw.len() + 1);
             chunk.push(b' ');
             chunk.extend_from_slice(raw);
@@ -105,7 +276,7 @@ impl Fused {
         if raw.len() == 1 || raw.len() == utf8_len(raw[0]) {
             return self.symbol(w, symbol_of(self.tables.info(last)), raw, out);
         }
-        self.cached(w, raw, Some(w.start), cache, out)
+        self.cached(w, raw, Some(start), cache, out)
     }
 
     /// Encode `chunk` (`w.text[at..]` unless it is the prefixed one)

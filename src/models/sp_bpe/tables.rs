@@ -49,6 +49,10 @@ pub(super) struct Tables {
     astral: FxHashMap<u32, u32>,
     /// `ascii_joins[x] >> y & 1`: `x y` are neighbours in some piece
     ascii_joins: [u128; 128],
+    /// `ascii_cuts[x << 7 | y]`: 1 if `x y` are neighbours in no piece
+    /// (the text can be cut between them), one byte each for a
+    /// branch-free scan of ASCII runs
+    ascii_cuts: Box<[u8]>,
     /// `x << 32 | y` for the other neighbouring codes
     joins: FxHashSet<u64>,
     /// `left << 32 | right` symbols -> the piece they make
@@ -96,6 +100,7 @@ impl Tables {
             bmp: vec![0u32; 1 << 16].into_boxed_slice(),
             astral: FxHashMap::default(),
             ascii_joins: [0; 128],
+            ascii_cuts: Box::default(),
             joins: FxHashSet::default(),
             pairs: FxHashMap::default(),
             vocab_len,
@@ -106,6 +111,9 @@ impl Tables {
             t.add_joins(p);
             t.add_splits(p, &ids, Merge { rank: ranks[k], id });
         }
+        t.ascii_cuts = (0..128 * 128)
+            .map(|xy| !t.ascii_joined(xy >> 7, xy & 127) as u8)
+            .collect();
         Some(t)
     }
 
@@ -205,6 +213,22 @@ impl Tables {
     #[inline(always)]
     pub fn ascii_joined(&self, x: u32, y: u32) -> bool {
         self.ascii_joins[x as usize & 127] >> (y & 127) & 1 != 0
+    }
+
+    /// Where `run` (ASCII bytes, after the character `prev` < 128) may be
+    /// cut: bit `i` set if no symbol can span `run[i - 1]` (`prev` for
+    /// `i == 0`) and `run[i]`.
+    #[inline(always)]
+    pub fn ascii_cut_mask(&self, prev: u32, run: &[u8]) -> u64 {
+        debug_assert!(run.len() <= 64 && prev < 128);
+        let mut mask = 0u64;
+        let mut x = prev as usize;
+        for (i, &y) in run.iter().enumerate() {
+            let y = y as usize & 127;
+            mask |= (self.ascii_cuts[x << 7 | y] as u64) << i;
+            x = y;
+        }
+        mask
     }
 
     /// The piece `left` and `right` make, if any.
