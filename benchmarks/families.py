@@ -122,6 +122,8 @@ class Lib:
         self.encode, self.encode_batch = encode, encode_batch
         self.decode_str, self.decode_bytes = decode_str, decode_bytes
         self.ids = ids
+        # the call a cold start times (``encode`` unless a library says otherwise)
+        self.first: Callable[[str], Any] | None = encode
         self.batch_ids = batch_ids or (lambda r: [list(x) for x in r])
 
 
@@ -141,22 +143,52 @@ def _tiktoken_encoding(path: str) -> Any:
     )
 
 
+def _tokensmith(path: str) -> Lib:
+    """tokensmith as each format's reference reads text: special tokens written in
+    the text are matched in a ``tokenizer.json`` (as ``tokenizers`` does) and are
+    text in a ``.model`` or a rank file; ids as numpy arrays when numpy is there,
+    as gigatoken and quicktok return them (``encode.py`` times it the same way)."""
+    import importlib.util
+
+    import tokensmith as ts
+
+    base = ts.load(path)
+    suffix = Path(path).suffix
+    tok = base.hf() if suffix == ".json" else base
+    kw: dict[str, Any] = {} if suffix == ".tiktoken" else {"add_special_tokens": False}
+    if suffix != ".json":
+        kw["disallowed_special"] = ()
+    if importlib.util.find_spec("numpy") is None:
+        return Lib(
+            lambda t: tok.encode(t, **kw),
+            lambda b: tok.encode_batch(b, **kw),
+            base.decode,
+            base.decode_bytes,
+        )
+
+    def batch_ids(r: Any) -> list[list[int]]:
+        ids, offsets = r[0].tolist(), r[1].tolist()
+        return [ids[a:b] for a, b in zip(offsets, offsets[1:], strict=False)]
+
+    lib = Lib(
+        lambda t: tok.encode_to_numpy(t, **kw),
+        lambda b: tok.encode_batch_to_numpy(b, **kw),
+        base.decode,
+        base.decode_bytes,
+        ids=_np_list,
+        batch_ids=batch_ids,
+    )
+    lib.first = lambda t: tok.encode(t, **kw)  # a cold start does not import numpy
+    return lib
+
+
 def load_lib(name: str, path: str, threads: int, hf_json: str | None = None) -> Lib:  # noqa: C901
     """``name`` with the tokenizer at ``path`` (one arm a library); ``hf_json``: the
     same tokenizer as a ``tokenizer.json``, for libraries that read only that."""
     p = Path(path)
     json_path = hf_json or (path if p.suffix == ".json" else str(p.with_name("tokenizer.json")))
     if name == "tokensmith":
-        import tokensmith as ts
-
-        tok = ts.load(path)
-        kw = {} if p.suffix == ".tiktoken" else {"add_special_tokens": False}
-        return Lib(
-            lambda t: tok.encode(t, **kw),
-            lambda b: tok.encode_batch(b, **kw),
-            tok.decode,
-            tok.decode_bytes,
-        )
+        return _tokensmith(path)
     if name == "tokenizers":
         import tokenizers
 
@@ -274,7 +306,7 @@ def run_load(spec: dict) -> dict:
     rss0 = _rss_mb()
     lib = load_lib(spec["lib"], spec["path"], 1, spec.get("hf_json"))  # import, then load
     t1 = time.perf_counter()
-    fn = lib.encode or (lambda t: lib.decode_bytes([1]))  # type: ignore[misc]
+    fn = lib.first or (lambda t: lib.decode_bytes([1]))  # type: ignore[misc]
     fn(SHORT)
     t2 = time.perf_counter()
     return {

@@ -45,34 +45,46 @@ impl Tokenizer {
     pub fn from_json(text: &str) -> Result<Self> {
         // (the parsed document is dropped once the tokenizer is built: its
         // large arrays go on ordinary pages, see `huge_pages`)
-        crate::huge_pages::plain(|| Self::from_json_lean(text)).map_or_else(|| Self::from_json_tree(text), Ok)
+        crate::huge_pages::plain(|| Self::from_json_split(text)).unwrap_or_else(|| Self::from_json_tree(text))
     }
 
-    /// `from_json` with a BPE model's vocabulary and merges borrowed from
-    /// the text instead of parsed into a tree (`bpe::lean_json`); `None`
-    /// for anything that path does not take, which the tree reader then
-    /// reads (and reports on).
-    fn from_json_lean(text: &str) -> Option<Self> {
+    /// `from_json` from the top level split into raw values: each section is
+    /// parsed on its own, once, and a BPE model's vocabulary and merges are
+    /// borrowed from the text instead of parsed into a tree
+    /// (`bpe::lean_json`). The same steps in the same order as
+    /// `from_json_tree`, so the same tokenizer and the same errors; `None`
+    /// when the text cannot be split so (not JSON, not an object, escaped
+    /// keys, no model), which the tree reader then reads and reports on.
+    fn from_json_split(text: &str) -> Option<Result<Self>> {
         use std::collections::BTreeMap;
         let raw: BTreeMap<&str, &serde_json::value::RawValue> = serde_json::from_str(text).ok()?;
+        let model_raw = raw.get("model")?.get();
         let mut root = Map::new();
         for (&key, value) in &raw {
             if key != "model" {
                 root.insert(key.to_owned(), serde_json::from_str(value.get()).ok()?);
             }
         }
-        let (normalizer, pre_tokenizer, post_processor, decoder, added) = Self::components(&root).ok()?;
+        Some(Self::from_sections(model_raw, &root))
+    }
+
+    fn from_sections(model_raw: &str, root: &Map<String, Value>) -> Result<Self> {
+        let (normalizer, pre_tokenizer, post_processor, decoder, added) = Self::components(root)?;
         let byte_level = pre_tokenizer.as_ref().is_some_and(|p| p.is_byte_level());
-        let bpe = crate::models::bpe::lean_json::read(raw.get("model")?.get(), byte_level, added.len())?;
-        let t = Tokenizer::new(
-            normalizer,
-            pre_tokenizer,
-            ModelKind::Bpe(bpe),
-            post_processor,
-            decoder,
-            added,
-        );
-        Some(Self::with_extra(t.ok()?, &root))
+        let model = match crate::models::bpe::lean_json::read(model_raw, byte_level, added.len()) {
+            Some(bpe) => ModelKind::Bpe(bpe),
+            None => {
+                let model_v: Value =
+                    serde_json::from_str(model_raw).map_err(|e| Error::Format(format!("not valid JSON: {e}")))?;
+                let mut model = ModelKind::from_json(&model_v, byte_level, added.len())?;
+                if let ModelKind::Unigram(m) = &mut model {
+                    m.keep_written_section_scores(model_raw);
+                }
+                model
+            }
+        };
+        let t = Tokenizer::new(normalizer, pre_tokenizer, model, post_processor, decoder, added)?;
+        Ok(Self::with_extra(t, root))
     }
 
     /// The pipeline's components other than the model.
@@ -199,42 +211,40 @@ mod tests {
         )
     }
 
-    fn same(text: &str) -> Option<Tokenizer> {
-        let lean = Tokenizer::from_json_lean(text);
+    /// The split reader and the tree reader give the same tokenizer (or the
+    /// same error); whether the BPE section was read the lean way.
+    fn same(text: &str) -> bool {
+        let split = Tokenizer::from_json_split(text);
         let tree = Tokenizer::from_json_tree(text);
-        match (&lean, &tree) {
-            (Some(l), Ok(t)) => {
+        match (&split, &tree) {
+            (Some(Ok(l)), Ok(t)) => {
                 assert_eq!(l.to_json(false).unwrap(), t.to_json(false).unwrap());
                 for s in ["abc cab", "aab", "\u{e9}t\u{e9}", ""] {
                     let ids = |x: &Tokenizer| x.encode(s, &Allowed::None, None, false).unwrap();
                     assert_eq!(ids(l), ids(t), "{s:?}");
                 }
             }
-            (Some(_), Err(e)) => panic!("the lean reader took a file the tree reader refuses: {e}"),
+            (Some(Err(a)), Err(b)) => assert_eq!(a.to_string(), b.to_string()),
             (None, _) => {}
+            _ => panic!("the readers disagree on {text}"),
         }
-        lean
+        let raw: Option<std::collections::BTreeMap<&str, &serde_json::value::RawValue>> =
+            serde_json::from_str(text).ok();
+        let model = raw.and_then(|r| r.get("model").map(|m| m.get()));
+        model.is_some_and(|m| crate::models::bpe::lean_json::read(m, true, 0).is_some())
     }
 
     const VOCAB: &str = r#"{"a": 0, "b": 1, "c": 2, "Ġ": 3, "ab": 4, "abc": 5, "Ã": 6, "©": 7, "t": 8, "Ã©": 9}"#;
 
     #[test]
     fn the_lean_reader_reads_what_the_tree_reader_reads() {
-        assert!(same(&file(VOCAB, r#"["a b", "ab c", "Ã ©"]"#, "")).is_some());
-        assert!(same(&file(
-            VOCAB,
-            r#"[["a", "b"], ["ab", "c"]]"#,
-            r#""ignore_merges": true,"#
-        ))
-        .is_some());
-        assert!(same(&file(
-            VOCAB,
-            "[]",
-            r#""dropout": null, "unk_token": null, "fuse_unk": false,"#
-        ))
-        .is_some());
+        assert!(same(&file(VOCAB, r#"["a b", "ab c", "Ã ©"]"#, "")));
+        let ignore = r#""ignore_merges": true,"#;
+        assert!(same(&file(VOCAB, r#"[["a", "b"], ["ab", "c"]]"#, ignore)));
+        let nulls = r#""dropout": null, "unk_token": null, "fuse_unk": false,"#;
+        assert!(same(&file(VOCAB, "[]", nulls)));
         // an escaped token is copied, not borrowed
-        assert!(same(&file(r#"{"\u0061": 0, "b": 1, "ab": 2}"#, r#"["a b"]"#, "")).is_some());
+        assert!(same(&file(r#"{"\u0061": 0, "b": 1, "ab": 2}"#, r#"["a b"]"#, "")));
     }
 
     #[test]
@@ -251,7 +261,7 @@ mod tests {
             "[1, 2]".to_string(),
         ];
         for text in &declined {
-            assert!(same(text).is_none(), "{text}");
+            assert!(!same(text), "{text}");
         }
         assert!(Tokenizer::from_json(&declined[3]).is_err());
         assert!(Tokenizer::from_json(&declined[8]).is_err());

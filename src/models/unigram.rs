@@ -690,6 +690,13 @@ impl Model for Unigram {
     }
 }
 
+/// The scores of a `tokenizer.json` Unigram section, as written.
+#[derive(serde::Deserialize)]
+struct Scores<'a> {
+    #[serde(borrow)]
+    vocab: Vec<(serde::de::IgnoredAny, &'a serde_json::value::RawValue)>,
+}
+
 impl Unigram {
     /// Keep the scores of `tokenizer.json` (its whole text) that parsing
     /// rounded otherwise (see `written`): read again exactly, as text.
@@ -699,17 +706,22 @@ impl Unigram {
             #[serde(borrow)]
             model: Scores<'a>,
         }
-        #[derive(serde::Deserialize)]
-        struct Scores<'a> {
-            #[serde(borrow)]
-            vocab: Vec<(serde::de::IgnoredAny, &'a serde_json::value::RawValue)>,
-        }
         // (the file has loaded, so this parse succeeds; if it does not, the
         // scores are saved as parsed)
-        let Ok(doc) = serde_json::from_str::<Doc<'_>>(json) else {
-            return;
-        };
-        for (i, (_, raw)) in doc.model.vocab.iter().enumerate().take(self.pieces.len()) {
+        if let Ok(doc) = serde_json::from_str::<Doc<'_>>(json) {
+            self.keep_scores(&doc.model);
+        }
+    }
+
+    /// `keep_written_scores` from the text of the `"model"` section alone.
+    pub fn keep_written_section_scores(&mut self, section: &str) {
+        if let Ok(scores) = serde_json::from_str::<Scores<'_>>(section) {
+            self.keep_scores(&scores);
+        }
+    }
+
+    fn keep_scores(&mut self, scores: &Scores<'_>) {
+        for (i, (_, raw)) in scores.vocab.iter().enumerate().take(self.pieces.len()) {
             if let Ok(exact) = raw.get().trim().parse::<f64>() {
                 if exact != self.pieces[i].1 {
                     self.written.insert(i as u32, exact);
