@@ -61,7 +61,7 @@ def _inputs() -> list[str]:
 
 
 def _docs(text: str) -> list[str]:
-    return [text[i:i + 1500] for i in range(0, len(text), 1500)]
+    return [text[i : i + 1500] for i in range(0, len(text), 1500)]
 
 
 def _check(tok: ts.Tokenizer, ref_one, ref_many, texts: list[str]) -> None:  # type: ignore[no-untyped-def]
@@ -74,6 +74,7 @@ def _check(tok: ts.Tokenizer, ref_one, ref_many, texts: list[str]) -> None:  # t
 
 
 # -- T5 tokenizer.json ------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def t5() -> tuple[ts.Tokenizer, object]:
@@ -144,8 +145,14 @@ def trained(tmp_path_factory) -> dict[str, Path]:  # type: ignore[no-untyped-def
     out = {}
     for name, extra in variants.items():
         spm.SentencePieceTrainer.train(
-            input=str(d / "mix.txt"), model_prefix=str(d / name), vocab_size=4000,
-            model_type="unigram", minloglevel=2, num_threads=1, **extra)
+            input=str(d / "mix.txt"),
+            model_prefix=str(d / name),
+            vocab_size=4000,
+            model_type="unigram",
+            minloglevel=2,
+            num_threads=1,
+            **extra,
+        )
         out[name] = d / f"{name}.model"
     return out
 
@@ -173,6 +180,8 @@ def test_sentencepiece_batches_and_every_code_point(trained) -> None:  # type: i
         tok, ref = ts.load(path), spm.SentencePieceProcessor(model_file=str(path))
         for name in ("en.txt", "code.txt", "zh.txt"):
             docs = _docs(_corpus(name))
-            assert [list(x) for x in tok.encode_batch(docs, add_special_tokens=False)] == ref.encode(docs)
+            assert [
+                list(x) for x in tok.encode_batch(docs, add_special_tokens=False)
+            ] == ref.encode(docs)
         for k, chunk in enumerate(adversarial.every_code_point(8192)):
             assert tok.encode(chunk, add_special_tokens=False) == ref.encode(chunk), (path.name, k)
