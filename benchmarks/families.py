@@ -754,7 +754,8 @@ def main(argv: list[str] | None = None) -> int:
 NOTES = {
     "encode": "single: one 1 MB document, one pinned core; "
     "batch: 2 MB of 1-4 KB documents, two cores. "
-    "Best of 3 calls in the best of 2 alternating rounds; † ids differ from the reference "
+    "Best of --repeat calls (after a warm-up) in the best of --rounds rounds, the libraries "
+    "in alternating order; † ids differ from the reference "
     "(tokenizers for tokenizer.json, sentencepiece for .model).",
     "decode": "The reference's ids of each 1 MB document, decoded on one pinned core; "
     "† output differs from the text.",
@@ -762,7 +763,7 @@ NOTES = {
     "documents on two (batch); decode: the reference's ids of each 1 MB document back to str "
     "or bytes, one core. Peers: tokenizers, sentencepiece, tiktoken, quicktok, gigatoken, "
     "tokie, kitoken; only those whose output equals the reference's count.",
-    "load": "A fresh process: import, load, encode one short string; medians of 3. "
+    "load": "A fresh process: import, load, encode one short string; medians of 3 processes. "
     "RSS after load and its growth from before the import.",
 }
 
