@@ -277,8 +277,6 @@ struct IdInts {
 impl Tokenizer {
     fn wrap(t: CoreTokenizer) -> Self {
         use std::sync::atomic::AtomicU32;
-        // building a tokenizer leaves its input's parsed form freed behind it
-        crate::huge_pages::release_free_memory();
         Tokenizer {
             inner: Arc::new(t),
             ints: pyo3::sync::PyOnceLock::new(),
@@ -508,6 +506,10 @@ impl Tokenizer {
                 CoreTokenizer::from_json(text)
             });
             drop(data);
+            // the parsed file is freed behind the tokenizer: give it back (not
+            // after every build: a rank file's load leaves little, and a trim
+            // there cost cl100k's English batches 15-20%, cause not found yet)
+            crate::huge_pages::release_free_memory();
             Ok(Tokenizer::wrap(t.map_err(err)?))
         })
     }
