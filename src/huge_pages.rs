@@ -6,9 +6,10 @@
 //! machine two of them nested, comes before the cache miss itself. Where
 //! the kernel gives transparent huge pages only on request (the default
 //! `madvise` mode), allocations of `MIN_SIZE` bytes and more are mapped
-//! here on 2 MB boundaries and marked `MADV_HUGEPAGE` before anything
-//! touches them (and a few freed blocks are kept for reuse); every other
-//! allocation goes to the system allocator.
+//! here on 2 MB boundaries and their whole 2 MB pages marked
+//! `MADV_HUGEPAGE` before anything touches them (a partial last page only
+//! when the block fills most of it: see `huge_part`); a few freed blocks are
+//! kept for reuse; every other allocation goes to the system allocator.
 //!
 //! Huge pages are for what lives long and is read at random. A large
 //! buffer made for one call (an encoding's ids, a batch's ids, a text
@@ -162,7 +163,9 @@ mod imp {
     pub unsafe fn alloc(size: usize, zeroed: bool, plain: bool) -> *mut u8 {
         let len = mapped(size, plain);
         let kept = kept().and_then(|mut free| {
-            let b = free.iter_mut().find(|b| b.1 == len && (plain || b.2))?;
+            let b = free
+                .iter_mut()
+                .find(|b| b.1 == len && (plain || b.2 || huge_part(size) == 0))?;
             let (p, _, huge) = std::mem::take(b);
             Some((p, huge))
         });
@@ -175,8 +178,11 @@ mod imp {
                 }
                 (p, huge)
             }
-            // SAFETY: a new mapping
-            None => (unsafe { map(len, !plain) }, !plain),
+            None => {
+                let huge = if plain { 0 } else { huge_part(size) };
+                // SAFETY: a new mapping
+                (unsafe { map(len, huge) }, huge > 0)
+            }
         };
         if base.is_null() || !plain {
             return base;
@@ -228,9 +234,24 @@ mod imp {
         }
     }
 
+    /// How much of a block of `size` bytes goes on huge pages: its whole
+    /// 2 MB pages, and the last, partial one only when the block fills most
+    /// of it. A huge page is memory as a whole once touched, so a last page
+    /// on huge pages would add up to 2 MB a table (a 200K vocabulary's
+    /// tables are a dozen blocks); on ordinary pages it holds what the block
+    /// has there, and its few hundred small pages fit the TLB.
+    pub fn huge_part(size: usize) -> usize {
+        let whole = size / HUGE * HUGE;
+        if size - whole >= HUGE / 4 * 3 {
+            whole + HUGE
+        } else {
+            whole
+        }
+    }
+
     /// A new zeroed mapping of `len` bytes (a multiple of `HUGE`) on a
-    /// 2 MB boundary, marked for huge pages if `huge`, or null.
-    unsafe fn map(len: usize, huge: bool) -> *mut u8 {
+    /// 2 MB boundary, its first `huge` bytes marked for huge pages, or null.
+    unsafe fn map(len: usize, huge: usize) -> *mut u8 {
         let Some(span) = len.checked_add(HUGE) else {
             return std::ptr::null_mut();
         };
@@ -260,8 +281,8 @@ mod imp {
                 libc::munmap((aligned + len) as *mut libc::c_void, tail);
             }
             // (advice only: if the kernel declines, these are ordinary pages)
-            if huge {
-                libc::madvise(aligned as *mut libc::c_void, len, libc::MADV_HUGEPAGE);
+            if huge > 0 {
+                libc::madvise(aligned as *mut libc::c_void, huge.min(len), libc::MADV_HUGEPAGE);
             }
         }
         aligned as *mut u8
@@ -487,6 +508,20 @@ mod tests {
                     a.dealloc(b, big);
                 }
             }
+        }
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_mostly_empty_last_huge_page_stays_on_small_pages() {
+        assert_eq!(imp::huge_part(MIN_SIZE), 0);
+        assert_eq!(imp::huge_part(HUGE), HUGE);
+        assert_eq!(imp::huge_part(4 * HUGE + HUGE / 2), 4 * HUGE);
+        assert_eq!(imp::huge_part(4 * HUGE + HUGE / 4 * 3), 5 * HUGE);
+        for size in [MIN_SIZE, 3 * MIN_SIZE + 1, 9 * MIN_SIZE - 1] {
+            let part = imp::huge_part(size);
+            assert!(part.is_multiple_of(HUGE) && part <= imp::rounded(size));
+            assert!(imp::rounded(size) - size < HUGE / 4 * 3 || part == imp::rounded(size));
         }
     }
 

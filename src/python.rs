@@ -259,9 +259,14 @@ impl FastEncode {
 #[pyclass(frozen, module = "tokensmith._core")]
 struct Tokenizer {
     inner: Arc<CoreTokenizer>,
-    /// A Python int for every id, made on first use: results are lists of
-    /// ints, and making an int costs more than encoding its token.
+    /// A Python int for every id: results are lists of ints, and making an
+    /// int costs more than encoding its token. Made once the lists given
+    /// out hold as many ids as the vocabulary (`listed`), so that it costs at
+    /// most the ints it saves (a 200K vocabulary's take 8 MB: a tokenizer
+    /// used for a few short texts does without).
     ints: pyo3::sync::PyOnceLock<IdInts>,
+    /// Ids given out as lists before `ints` was made.
+    listed: std::sync::atomic::AtomicUsize,
     /// Ids per 1024 characters of a batch's strings stored one byte a
     /// character, and of the others (CJK text), as the last big batch had
     /// them: how much room a batch's ids get (see `batch_ids`).
@@ -280,6 +285,7 @@ impl Tokenizer {
         Tokenizer {
             inner: Arc::new(t),
             ints: pyo3::sync::PyOnceLock::new(),
+            listed: std::sync::atomic::AtomicUsize::new(0),
             // (to start with: English has about 1 id per 4 bytes, Chinese
             // about 1 a character)
             rates: [AtomicU32::new(1024 / 3), AtomicU32::new(1024)],
@@ -411,17 +417,32 @@ impl Tokenizer {
         }
     }
 
-    /// `ids` as a Python list of ints (the cached int objects, where there is one).
+    /// The cached int objects, once `ids` more ids make them worth it (see `ints`).
+    fn int_table(&self, py: Python<'_>, ids: usize) -> PyResult<Option<&IdInts>> {
+        use std::sync::atomic::Ordering::Relaxed;
+        if let Some(t) = self.ints.get(py) {
+            return Ok(Some(t));
+        }
+        let n = self.inner.vocab_size();
+        if self.listed.fetch_add(ids, Relaxed).saturating_add(ids) < n {
+            return Ok(None);
+        }
+        self.ints
+            .get_or_try_init(py, || -> PyResult<IdInts> {
+                let owner = PyList::new(py, 0..n as u32)?;
+                let ptrs = owner.iter().map(|o| o.as_ptr() as usize).collect();
+                Ok(IdInts {
+                    _owner: owner.unbind(),
+                    ptrs,
+                })
+            })
+            .map(Some)
+    }
+
+    /// `ids` as a Python list of ints (the cached int objects, where there are).
     fn id_list<'py>(&self, py: Python<'py>, ids: &[u32]) -> PyResult<Bound<'py, PyList>> {
         use pyo3::ffi;
-        let table = self.ints.get_or_try_init(py, || -> PyResult<IdInts> {
-            let owner = PyList::new(py, 0..self.inner.vocab_size() as u32)?;
-            let ptrs = owner.iter().map(|o| o.as_ptr() as usize).collect();
-            Ok(IdInts {
-                _owner: owner.unbind(),
-                ptrs,
-            })
-        })?;
+        let table = self.int_table(py, ids.len())?;
         // SAFETY: with the GIL held, a new list of `ids.len()` slots, each set
         // exactly once (`PyList_SetItem` takes over the new reference); the
         // cached ints live as long as `table`, which outlives this call.
@@ -431,7 +452,7 @@ impl Tokenizer {
                 return Err(PyErr::fetch(py));
             }
             let list = Bound::from_owned_ptr(py, list);
-            let ptrs = &table.ptrs;
+            let ptrs: &[usize] = table.map_or(&[], |t| &t.ptrs);
             for (i, &id) in ids.iter().enumerate() {
                 // The int objects of a vocabulary take megabytes, and each
                 // id's is touched (its reference count): start loading the

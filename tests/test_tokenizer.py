@@ -129,6 +129,25 @@ def test_fast_encode_leaves_subclasses_and_memory_alone(trained: ts.Tokenizer) -
     assert gone() is None
 
 
+def test_id_lists_before_and_after_the_shared_ints(trained: ts.Tokenizer,
+                                                   corpus_texts: list[str]) -> None:
+    # The core makes a Python int per id once its lists have held as many ids as
+    # the vocabulary; before that each list gets new ints. Both give the same lists.
+    fresh = ts.Tokenizer.from_str(trained.to_str())
+    short = " the tokenizer"
+    first = fresh.encode(short)
+    assert first == fresh.encode_to_numpy(short).tolist() and max(first) > 256
+    assert fresh.encode(short)[-1] is not first[-1], "new ints before the table"
+    big = " ".join(corpus_texts)
+    while len(fresh.encode_to_numpy(big)) < fresh.vocab_size:
+        big += big
+    ids = fresh.encode(big)
+    assert ids == fresh.encode_to_numpy(big).tolist()
+    assert fresh.encode_batch([short, big]) == [first, ids]
+    again = fresh.encode(short)
+    assert again == first and fresh.encode(short)[-1] is again[-1], "shared ints after"
+
+
 def test_encode_full_offsets(trained: ts.Tokenizer) -> None:
     text = "naïve 😀 tokenizer 分词"
     enc = trained.encode_full(text)
