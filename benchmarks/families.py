@@ -7,9 +7,12 @@ measures the other families with the same method, and decoding and loading:
 - **encode**: BERT WordPiece and T5 Unigram (``tokenizer.json``), a SentencePiece
   Unigram ``.model`` (32,000 pieces, trained here by ``sentencepiece`` on the
   shared corpora with its defaults, cached in the work folder) and Llama-2's
-  ``.model`` (SentencePiece BPE); one 1 MB document on one pinned core
-  (``single``) and 2 MB of 1-4 KB documents as a batch on two (``batch``),
-  on ``en``, ``code`` and ``zh``; MB/s of text;
+  ``.model`` (SentencePiece BPE); one 1 MB document on one pinned core, the
+  best of ``--repeat`` calls on it (``single``), and, in the same process, one
+  call each on two more 1 MB documents it has not seen (``unseen``: a library
+  that keeps whole chunks or lines across calls gains on ``single`` what it
+  cannot on ``unseen``); 2 MB of 1-4 KB documents as a batch on two cores
+  (``batch``); on ``en``, ``code`` and ``zh``; MB/s of text;
 - **decode**: the ids of each document back to ``str`` and to ``bytes``, cl100k
   and Llama-3, one core; MB/s of text;
 - **load**: a fresh process imports the library, loads Llama-3's
@@ -102,6 +105,12 @@ LOADS: dict[str, tuple[str, list[str]]] = {
     "t5": ("t5/tokenizer.json", ["tokensmith", "tokenizers", "tokie", "kitoken"]),
 }
 SHORT = "Hello, world! The quick brown fox."
+# single: one 1 MB document encoded --repeat times (the best call); unseen: one
+# call each on 1 MB documents the process has not encoded before (a library that
+# keeps whole chunks or lines across calls finds nothing there to reuse);
+# batch: 2 MB of 1-4 KB documents on two cores.
+ENCODE_KINDS = ("single", "unseen", "batch")
+UNSEEN = 2
 
 
 # ---------------------------------------------------------------- libraries (worker side)
@@ -331,7 +340,33 @@ def run_tasks(spec: dict) -> dict:
     return out
 
 
+def _unseen(lib: Lib, data: dict) -> dict:
+    """Each of ``data["unseen"]`` encoded once, after one warm-up call on the
+    first document: the best MB/s of documents the process had not seen."""
+    assert lib.encode is not None
+    lib.encode(data["doc"])
+    best, ids = None, []
+    for doc in data["unseen"]:
+        gc.collect()
+        gc.disable()
+        try:
+            t0 = time.perf_counter()
+            r = lib.encode(doc)
+            s = time.perf_counter() - t0
+        finally:
+            gc.enable()
+        ids.append(lib.ids(r))
+        size = len(doc.encode())
+        if best is None or size / s > best["bytes"] / best["s"]:
+            best = {"s": s, "bytes": size}
+    if best is None:
+        return {"error": "no unseen documents"}
+    return {**best, "sha1": _digest(ids)}
+
+
 def _run_one(lib: Lib, kind: str, data: dict, repeat: int) -> dict:
+    if kind == "unseen":
+        return _unseen(lib, data) if lib.encode else {"error": "no single-text call"}
     if kind == "single":
         if lib.encode is None:
             return {"error": "no single-text call"}
@@ -416,14 +451,31 @@ def train_unigram(workdir: Path, quick: bool) -> Path:
 
 
 def prepare(workdir: Path, corpora: list[str], quick: bool) -> dict[str, dict]:
-    """Per corpus: the 1 MB document and the 2 MB batch (the text after it)."""
+    """Per corpus: the 1 MB document, the 2 MB batch (the text after it) and up
+    to ``UNSEEN`` more 1 MB documents after the first (for ``unseen``)."""
     doc_n, batch_n = (100_000, 200_000) if quick else (1_000_000, 2_000_000)
     out = {}
     for c in corpora:
         data = (CORPUS / f"{c}.txt").read_bytes()
         doc = read_prefix(CORPUS / f"{c}.txt", doc_n)
         rest = data[len(doc.encode()) :]
-        out[c] = {"doc": doc, "batch": split_documents(rest, batch_n, 1000, 4000)}
+        out[c] = {
+            "doc": doc,
+            "batch": split_documents(rest, batch_n, 1000, 4000),
+            "unseen": _slices(rest, doc_n, UNSEEN),
+        }
+    return out
+
+
+def _slices(data: bytes, n: int, most: int) -> list[str]:
+    """Up to ``most`` pieces of ``data`` of about ``n`` bytes, cut at line breaks
+    (the last may be shorter, and is left out under half that)."""
+    out = []
+    while data and len(out) < most:
+        cut = data.rfind(b"\n", 0, n) + 1 if len(data) > n else len(data)
+        piece, data = data[: cut or n], data[cut or n :]
+        if len(piece) >= n // 2:
+            out.append(piece.decode("utf-8", "replace"))
     return out
 
 
@@ -450,7 +502,7 @@ def measure(
         order = libs if rnd % 2 == 0 else libs[::-1]
         for lib in order:
             for threads in sorted(
-                {1 if t.startswith(("single", "str", "bytes")) else 2 for t in tasks}
+                {1 if t.startswith(("single", "unseen", "str", "bytes")) else 2 for t in tasks}
             ):
                 mine = [t for t in tasks if (threads == 1) == (not t.startswith("batch"))]
                 res = spawn(
@@ -492,10 +544,10 @@ def encode_rows(
             continue
         print(f"encode {fam} ({Path(path).name})", file=sys.stderr)
         paths = write_inputs(workdir, "enc", inputs)
-        tasks = [f"{k}:{c}" for c in args.corpora for k in ("single", "batch")]
+        tasks = [f"{k}:{c}" for c in args.corpora for k in ENCODE_KINDS]
         res = measure(libs, path, tasks, paths, args)
         for c in args.corpora:
-            for kind in ("single", "batch"):
+            for kind in ENCODE_KINDS:
                 rows.extend(_ratio_rows(fam, c, kind, f"{kind}:{c}", res, ref, libs, by="sha1"))
     return rows
 
@@ -752,14 +804,16 @@ def main(argv: list[str] | None = None) -> int:
 
 
 NOTES = {
-    "encode": "single: one 1 MB document, one pinned core; "
+    "encode": "single: one 1 MB document, one pinned core, best of --repeat calls; "
+    "unseen: one call each on two more 1 MB documents the process has not seen (the best); "
     "batch: 2 MB of 1-4 KB documents, two cores. "
     "Best of --repeat calls (after a warm-up) in the best of --rounds rounds, the libraries "
     "in alternating order; † ids differ from the reference "
     "(tokenizers for tokenizer.json, sentencepiece for .model).",
     "decode": "The reference's ids of each 1 MB document, decoded on one pinned core; "
     "† output differs from the text.",
-    "summary": "Encode: one 1 MB document on one pinned core (single), 2 MB of 1-4 KB "
+    "summary": "Encode: one 1 MB document on one pinned core (single: the same document "
+    "--repeat times; unseen: documents the process has not encoded before), 2 MB of 1-4 KB "
     "documents on two (batch); decode: the reference's ids of each 1 MB document back to str "
     "or bytes, one core. Peers: tokenizers, sentencepiece, tiktoken, quicktok, gigatoken, "
     "tokie, kitoken; only those whose output equals the reference's count.",
