@@ -70,6 +70,8 @@ def train(
     progress: bool | None = ...,
     stream: TextIO | None = ...,
     callback: Callable[[str, tuple[Any, ...]], None] | None = ...,
+    superword_start: int | None = ...,
+    superword_words: int = ...,
 ) -> Tokenizer: ...
 
 
@@ -293,6 +295,8 @@ def train_bpe(
     progress: bool | None = None,
     stream: TextIO | None = None,
     callback: Callable[[str, tuple[Any, ...]], None] | None = None,
+    superword_start: int | None = None,
+    superword_words: int = 4,
 ) -> Tokenizer:
     """Train BPE.
 
@@ -317,7 +321,26 @@ def train_bpe(
     ``verbose`` prints the first ``trace`` merges and a progress bar with an
     ETA to ``stream`` (stderr); ``callback(kind, data)`` receives the same
     events (``"merge"`` and ``"progress"``).
+
+    ``superword_start`` (SuperBPE, Liu et al. 2025; byte-level only): merging
+    stops at that many tokens, the text is then cut into chunks of up to
+    ``superword_words`` words instead of ``pattern``'s pieces, and merging goes on
+    across the spaces inside a chunk (tokens such as ``" of the"``); the
+    tokenizer keeps the chunk pattern (see :mod:`tokensmith._train_superbpe`).
     """
+    if superword_start is not None:
+        from ._train_superbpe import train_superbpe
+
+        return train_superbpe(
+            files, texts=texts, vocab_size=vocab_size, superword_start=superword_start,
+            superword_words=superword_words, special_tokens=special_tokens,
+            min_frequency=min_frequency, max_token_length=max_token_length, errors=errors,
+            verbose=verbose, trace=trace, progress=progress, stream=stream, callback=callback,
+            pattern=pattern, byte_level=byte_level, end_of_word_suffix=end_of_word_suffix,
+            continuing_subword_prefix=continuing_subword_prefix, limit_alphabet=limit_alphabet,
+            unk_token=unk_token, lowercase=lowercase, normalizer=normalizer,
+            text_field=text_field, input_sentence_size=input_sentence_size,
+            sample_bytes=sample_bytes, counts=counts)
     out = stream or sys.stderr
     if files is None and texts is None and counts is None:
         raise ConfigError("give files (paths, folders or globs) or texts=[...] to train on")
