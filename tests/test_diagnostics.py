@@ -223,3 +223,86 @@ def test_compare_report_has_the_diagnostics_section(trained: dict[str, ts.Tokeni
                     "Token length distribution", "Vocabulary by script"):
         assert section in page
     assert "Vocabulary by script" in comp.table()
+
+
+# ---------------------------------------------------------------- residues
+
+
+def _oracle_bpe_inside(tok: ts.Tokenizer, texts: list[str]) -> dict[int, int]:
+    """Each emitted token's merge tree walked node by node (the slow way)."""
+    vocab = tok.get_vocab()
+    parts = {}
+    for a, b in tok.merges:
+        j = vocab[a + b]
+        parts.setdefault(j, (vocab[a], vocab[b]))
+    inside: dict[int, int] = {}
+
+    def walk(j: int) -> None:
+        for c in parts.get(j, ()):
+            inside[c] = inside.get(c, 0) + 1
+            walk(c)
+
+    for ids in tok.encode_batch(texts):
+        for i in ids:
+            walk(i)
+    return inside
+
+
+def test_residues_of_a_bpe_are_the_nodes_of_merge_trees() -> None:
+    texts = ["abcdef xyz abcdef " * 30, "abcxyz xyz " * 5, "the cat sat on the mat " * 20]
+    tok = ts.train(texts=texts, vocab_size=270, special_tokens=[])
+    d = diagnose(tok, texts=texts, residue_threshold=0.5, residue_min_count=1)
+    assert d.residues is not None and d.unused_tokens is not None
+    inside = _oracle_bpe_inside(tok, texts)
+    emitted: dict[int, int] = {}
+    for ids in tok.encode_batch(texts):
+        for i in ids:
+            emitted[i] = emitted.get(i, 0) + 1
+    want = sorted(i for i, n in inside.items() if i >= 256
+                  and len(tok.id_to_bytes(i)) > 1 and n / (n + emitted.get(i, 0)) >= 0.5)
+    assert sorted(r.id for r in d.residues) == want and want
+    for r in d.residues:
+        assert (r.inside, r.emitted) == (inside[r.id], emitted.get(r.id, 0))
+        assert r.ios == pytest.approx(r.inside / (r.inside + r.emitted))
+    # " abc" is made on the way to " abcdef" and (nearly) never produced alone
+    vocab = tok.get_vocab()
+    assert "Ġabcdef" in vocab and vocab["Ġabc"] in {r.id for r in d.residues}
+    learned = [i for i in range(256, tok.vocab_size) if len(tok.id_to_bytes(i)) > 1]
+    assert d.unused_tokens == sum(1 for i in learned if i not in emitted)
+    assert "residues on the text" in d.summary()
+    assert json.loads(d.to_json())["residues"][0]["ios"] >= 0.5
+
+
+def test_residues_without_merges_count_substrings() -> None:
+    texts = ["unbelievable believable believe unbelief " * 20]
+    tok = wordpiece()
+    d = diagnose(tok, texts=texts, residue_threshold=0.01, residue_min_count=1)
+    assert d.residues is not None
+    emitted: dict[int, int] = {}
+    for ids in tok.encode_batch(texts, add_special_tokens=False):
+        for i in ids:
+            emitted[i] = emitted.get(i, 0) + 1
+    for r in d.residues:
+        text = r.token.removeprefix("##")
+        # the oracle: occurrences of the token's text inside longer emitted tokens
+        n = 0
+        for i, c in emitted.items():
+            other = (tok.id_to_token(i) or "").removeprefix("##")
+            if len(other) > len(text):
+                n += c * sum(other.startswith(text, k) for k in range(len(other)))
+        assert r.inside == n and r.emitted == emitted.get(r.id, 0)
+
+
+@pytest.mark.parametrize("options", [{"residue_threshold": 0.0}, {"residue_threshold": 1.5},
+                                     {"residue_min_count": 0}])
+def test_residue_options_out_of_range_are_refused(options: dict) -> None:
+    tok = ts.train(texts=["abc abd " * 20], vocab_size=260, special_tokens=[])
+    with pytest.raises(ValueError, match="threshold|min_count"):
+        diagnose(tok, texts=["abc"], **options)
+
+
+def test_no_texts_no_residues() -> None:
+    tok = ts.train(texts=["abc abd " * 20], vocab_size=260, special_tokens=[])
+    d = diagnose(tok)
+    assert d.residues is None and d.unused_tokens is None
+    assert "residues" not in d.summary()

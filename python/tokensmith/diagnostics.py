@@ -65,11 +65,13 @@ from pathlib import Path
 from typing import Any
 
 from ._report import merge_phrase
+from ._residues import Residue, residues
 from .evaluate import TokenizerLike, _as_tokenizer, _kinds, describe, show_piece, token_text
 from .tokenizer import Tokenizer
 
 __all__ = [
-    "Diagnostics", "GrowthBucket", "diagnose", "letter_scripts", "script_of", "token_script",
+    "Diagnostics", "GrowthBucket", "Residue", "diagnose", "letter_scripts", "script_of",
+    "token_script",
 ]
 
 _SCRIPTS = {
@@ -173,6 +175,12 @@ class Diagnostics:
     merged_tokens: int = 0
     """Tokens the merges make (fewer than ``merges`` for a tiktoken rank file, whose
     tokens can each be reached by several merge rules)."""
+    residues: list[Residue] | None = None
+    """With ``texts``: tokens met mostly inside longer tokens (:mod:`tokensmith._residues`),
+    most inside first."""
+    unused_tokens: int | None = None
+    """With ``texts``: learned tokens (two characters or more) the texts never produced."""
+    residue_threshold: float = 0.9
 
     def to_dict(self) -> dict[str, Any]:
         from .evaluate import _plain
@@ -231,6 +239,13 @@ class Diagnostics:
             out.append(line)
         if self.longest:
             out.append("longest tokens: " + ", ".join(repr(t) for t, _ in self.longest))
+        if self.residues is not None:
+            out.append(f"residues on the text (IoS >= {self.residue_threshold:g}: met at least "
+                       f"that share of the time inside longer tokens): {len(self.residues):,}; "
+                       f"learned tokens never produced: {self.unused_tokens:,}")
+            for r in self.residues[:10]:
+                out.append(f"  {r.token!r:<24} id {r.id:>7}  IoS {r.ios:.3f}  "
+                           f"({r.emitted:,} alone, {r.inside:,} inside)")
         for w in self.warnings:
             out.append(f"warning: {w}")
         return "\n".join(out)
@@ -279,11 +294,16 @@ def diagnose(
     buckets: int = 20,
     top: int = 10,
     name: str | None = None,
+    residue_threshold: float = 0.9,
+    residue_min_count: int = 10,
 ) -> Diagnostics:
     """What ``tokenizer`` learned; see the module documentation for the definitions.
 
     ``texts`` (optional) adds the share of each script among their letters,
-    to compare the vocabulary's shares with.
+    to compare the vocabulary's shares with, and the residues: tokens the
+    texts meet at least ``residue_threshold`` of the time inside longer tokens
+    (and at least ``residue_min_count`` times in all), see
+    :mod:`tokensmith._residues`.
     """
     from .evaluate import _default_name
 
@@ -363,7 +383,18 @@ def diagnose(
     ordered = dict(scripts.most_common())
     warnings: list[str] = []
     corpus: dict[str, float] | None = None
+    found: list[Residue] | None = None
+    unused: int | None = None
     if texts is not None:
+        texts = [texts] if isinstance(texts, str) else list(texts)
+        found, unused = residues(tok, texts, merges=merges, threshold=residue_threshold,
+                                 min_count=residue_min_count)
+        if found and len(found) >= kinds.ordinary / 100:
+            warnings.append(
+                f"{len(found):,} tokens ({100 * len(found) / kinds.ordinary:.1f}% of the "
+                f"vocabulary) are met at least {100 * residue_threshold:g}% of the time inside "
+                f"longer tokens: residues (their ids are rarely produced, so their embeddings are "
+                f"rarely trained)")
         corpus = letter_scripts(texts)
         if corpus:
             for s, share in corpus.items():
@@ -395,4 +426,7 @@ def diagnose(
         warnings=warnings,
         byte_fallback_tokens=len(fallback),
         note=note,
+        residues=found,
+        unused_tokens=unused,
+        residue_threshold=residue_threshold,
     )
