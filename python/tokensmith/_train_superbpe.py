@@ -79,6 +79,7 @@ def _check(vocab_size: int, superword_start: Any, specials: int, options: dict[s
 
 
 def train_superbpe(
+    train_bpe: Callable[..., Tokenizer],
     files: Files | None = None,
     *,
     texts: Iterable[str] | None = None,
@@ -96,13 +97,13 @@ def train_superbpe(
     callback: Callable[[str, tuple[Any, ...]], None] | None = None,
     **options: Any,
 ) -> Tokenizer:
-    """Train SuperBPE (see the module text); ``options`` are
-    :func:`tokensmith.trainers.train_bpe`'s for stage 1 (``pattern``,
-    ``normalizer`` …). Special tokens come last, after the superwords."""
+    """Train SuperBPE (see the module text): stage 1 with ``train_bpe``
+    (:func:`tokensmith.trainers.train_bpe`, given by its caller), ``options`` being
+    its arguments for stage 1 (``pattern``, ``normalizer`` …). Special tokens come
+    last, after the superwords."""
     from ._limits import check_token_list
     from .surgery.add import add_tokens
     from .surgery.extend import extend
-    from .trainers import train_bpe
 
     specials = check_token_list(special_tokens)
     _check(vocab_size, superword_start, len(specials), options)

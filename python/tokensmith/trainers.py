@@ -332,7 +332,7 @@ def train_bpe(
         from ._train_superbpe import train_superbpe
 
         return train_superbpe(
-            files, texts=texts, vocab_size=vocab_size, superword_start=superword_start,
+            train_bpe, files, texts=texts, vocab_size=vocab_size, superword_start=superword_start,
             superword_words=superword_words, special_tokens=special_tokens,
             min_frequency=min_frequency, max_token_length=max_token_length, errors=errors,
             verbose=verbose, trace=trace, progress=progress, stream=stream, callback=callback,
