@@ -165,6 +165,17 @@ def test_trace_names_the_language(corpus: Corpus) -> None:
         assert line.endswith(f" for {lang}"), line
 
 
+def test_trace_ends_with_the_dev_tokens_the_tokenizer_gives(corpus: Corpus) -> None:
+    out = io.StringIO()
+    tok = ts.train(languages=corpus.train_files, parity_dev=corpus.dev_files, vocab_size=400,
+                   verbose=True, progress=False, stream=out)
+    report = next(line for line in out.getvalue().splitlines()
+                  if line.startswith("tokens of the 40 dev lines: "))
+    for lang in _LANGS:
+        tokens = sum(len(tok.encode(line)) for line in corpus.dev[lang])
+        assert f"{lang} {tokens:,} ({tokens / 40:.2f} per line)" in report
+
+
 # --- the saved file --------------------------------------------------------------------
 
 

@@ -176,8 +176,9 @@ def train_parity(
                                   text_field=text_field, sample=sample))
     dev: list[Any] = []
     lines: list[int] = []
+    dev_size = 0
     if plan.dev is not None:
-        dev = _count_dev(plan.dev, components, errors, text_field)
+        dev, dev_size = _count_dev(plan.dev, components, errors, text_field)
     elif plan.measure == "lines":
         lines = [_line_count(files, errors, text_field) for files in plan.languages.values()]
 
@@ -188,16 +189,29 @@ def train_parity(
                 data = (*data[:5], None if lang is None else names[lang])
             events(kind, data)
 
-    trained, chosen, _ = _core.train_parity_bpe(
+    trained, chosen, tokens = _core.train_parity_bpe(
         train, dev, lines, plan.measure, vocab_size, min_frequency, max_token_length,
         plan.start, trace, named if events is not None else None)
+    if verbose:
+        print(_final_tokens(names, tokens, plan.measure, dev_size), file=out)
     return trained, [None if i is None else names[i] for i in chosen]
 
 
+def _final_tokens(names: list[str], tokens: list[int], measure: str, dev_size: int) -> str:
+    """The trace's last word on parity: each language's tokens once trained."""
+    if measure == "dev":
+        each = ", ".join(f"{lang} {t:,} ({t / dev_size:.2f} per line)"
+                         for lang, t in zip(names, tokens, strict=True))
+        return f"tokens of the {dev_size:,} dev lines: {each}"
+    each = ", ".join(f"{lang} {t:,}" for lang, t in zip(names, tokens, strict=True))
+    return f"tokens of the training text: {each}"
+
+
 def _count_dev(dev: dict[str, Files], components: dict[str, Any], errors: str,
-               text_field: str) -> list[Any]:
+               text_field: str) -> tuple[list[Any], int]:
     """One counter per language of its dev lines, each line a text of its own (as
-    ``evaluate.parity`` encodes them); the languages must have as many lines."""
+    ``evaluate.parity`` encodes them), and the number of lines, which must be the
+    same in every language."""
     import json
 
     texts = {lang: dev_lines(files, errors, text_field) for lang, files in dev.items()}
@@ -213,4 +227,4 @@ def _count_dev(dev: dict[str, Files], components: dict[str, Any], errors: str,
         counter = _core.WordCounter(json.dumps(components))
         feed_texts(counter, [line for line in lines if line])
         counters.append(counter)
-    return counters
+    return counters, next(iter(sizes.values()))
