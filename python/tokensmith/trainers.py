@@ -346,7 +346,9 @@ def train_bpe(
     pair most frequent in the training text of the costliest language, applied
     to every language. The first ``parity_start`` merges are classical (the
     hybrid variant). A ``"merge"`` event then carries a sixth item, the
-    language the merge was chosen for (``None`` for a classical merge).
+    language the merge was chosen for (``None`` for a classical merge), and its
+    count is the pair's count in that language's training text (all languages'
+    for a classical merge). See ``docs/parity.md`` for the formulas.
     """
     if superword_start is not None:
         from ._train_superbpe import train_superbpe
