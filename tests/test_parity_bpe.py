@@ -282,6 +282,8 @@ def test_bad_parity_options_are_refused(corpus: Corpus, tmp_path: Path) -> None:
         ts.train(languages=files, parity_dev=dev, byte_level=False)
     with pytest.raises(ConfigError, match="languages= must map"):
         ts.train(languages=[files["big"], files["gre"]], parity_dev=dev)  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="superword_start=.*two trainers"):
+        ts.train(languages=files, parity_dev=dev, vocab_size=1000, superword_start=600)
     with pytest.raises(ConfigError, match="'lines'.*input_sentence_size"):
         ts.train(languages=files, parity_measure="lines", input_sentence_size=10)
 
