@@ -27,6 +27,13 @@ lines, training time (counting included) and peak RSS. Each run is a fresh proce
 
 PUD's training split is ~1.6 MB of text in all; a vocabulary far past ~16k
 tokens would be made of whole rare words, so the default sizes stop there.
+
+``--udhr N`` trains instead on the Universal Declaration of Human Rights in the
+first N languages of ``../shared/corpus/parallel/udhr/`` (files of 5 KB or more),
+to see how training time and memory grow with the number of languages. Its
+translations are parallel as whole documents, not line by line, so there is no dev
+set: the parity variants measure the training text (``parity-bytes``,
+``parity-lines``), and the spread is that of tokens per document, in-sample.
 """
 
 from __future__ import annotations
@@ -43,6 +50,7 @@ from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 PUD = REPO_ROOT.parent / "shared" / "corpus" / "parallel" / "pud"
+UDHR = REPO_ROOT.parent / "shared" / "corpus" / "parallel" / "udhr"
 VARIANTS = ("classical", "parity", "hybrid", "parity-bytes", "parity-lines", "tokenizers")
 TRAIN, DEV, TEST = (0, 800), (800, 900), (900, 1000)
 
@@ -91,7 +99,7 @@ def worker(spec: dict) -> None:
     peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     tokens = {}
     for lang, path in spec["test"].items():
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
+        lines = [line for line in Path(path).read_text(encoding="utf-8").splitlines() if line]
         tokens[lang] = sum(count(lines))  # type: ignore[operator]
     print(json.dumps({"train_s": train_s, "peak_rss_kib": peak_kib, "tokens": tokens}))
 
@@ -118,6 +126,15 @@ def split(workdir: Path) -> tuple[dict[str, str], dict[str, str], dict[str, str]
     return parts["train"], parts["dev"], parts["test"], test_bytes
 
 
+def udhr(n: int) -> tuple[dict[str, str], dict[str, int]]:
+    """The first ``n`` UDHR files of 5 KB or more, and their bytes."""
+    files = [f for f in sorted(UDHR.glob("*.txt")) if f.stat().st_size >= 5000][:n]
+    if len(files) < 2:
+        sys.exit(f"{UDHR}/*.txt not found: --udhr needs the UDHR parallel corpus")
+    return ({f.stem: str(f) for f in files},
+            {f.stem: len(f.read_text(encoding="utf-8").encode("utf-8")) for f in files})
+
+
 def run(spec: dict) -> dict:
     cmd = [sys.executable, os.path.abspath(__file__), "--worker", json.dumps(spec)]
     env = dict(os.environ, PYTHONPATH=str(REPO_ROOT / "python"))
@@ -133,8 +150,8 @@ def gini(values: list[float]) -> float:
     return sum(abs(a - b) for a in values for b in values) / (2 * n * n * mean)
 
 
-def measure(result: dict, test_bytes: dict[str, int]) -> dict:
-    per_line = {lang: t / (TEST[1] - TEST[0]) for lang, t in result["tokens"].items()}
+def measure(result: dict, test_bytes: dict[str, int], lines: int = TEST[1] - TEST[0]) -> dict:
+    per_line = {lang: t / lines for lang, t in result["tokens"].items()}
     values = list(per_line.values())
     return {
         "spread": max(values) / min(values),
@@ -155,6 +172,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=1, help="runs per cell; the fastest counts")
     parser.add_argument("--per-language", action="store_true",
                         help="print the tokens per line of every language")
+    parser.add_argument("--udhr", type=int, metavar="N",
+                        help="train on the UDHR in N languages instead of PUD")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
@@ -164,11 +183,19 @@ def main(argv: list[str] | None = None) -> int:
     import tokensmith as ts
 
     with tempfile.TemporaryDirectory() as tmp:
-        train, dev, test, test_bytes = split(Path(tmp))
-        print(f"PUD: {len(train)} languages; train lines {TRAIN[0]}-{TRAIN[1] - 1} "
-              f"({sum(Path(p).stat().st_size for p in train.values()) / 1e6:.2f} MB), "
-              f"dev {DEV[0]}-{DEV[1] - 1}, held-out test {TEST[0]}-{TEST[1] - 1}; "
-              f"hybrid: first {args.hybrid:.0%} of merges classical")
+        lines = TEST[1] - TEST[0]
+        if args.udhr:
+            train, test_bytes = udhr(args.udhr)
+            dev, test, lines = {}, train, 1
+            args.variants = [v for v in args.variants if v not in ("parity", "hybrid")]
+            print(f"UDHR: {len(train)} languages, {sum(test_bytes.values()) / 1e6:.2f} MB; "
+                  f"spread of tokens per document, in-sample")
+        else:
+            train, dev, test, test_bytes = split(Path(tmp))
+            print(f"PUD: {len(train)} languages; train lines {TRAIN[0]}-{TRAIN[1] - 1} "
+                  f"({sum(Path(p).stat().st_size for p in train.values()) / 1e6:.2f} MB), "
+                  f"dev {DEV[0]}-{DEV[1] - 1}, held-out test {TEST[0]}-{TEST[1] - 1}; "
+                  f"hybrid: first {args.hybrid:.0%} of merges classical")
         header = (f"{'vocab':>6} {'variant':<13}{'spread':>7}{'gini':>7}{'bytes/tok':>10}"
                   f"{'worst':>6}{'best':>5}{'train s':>9}{'peak MB':>9}")
         print(header)
@@ -180,7 +207,7 @@ def main(argv: list[str] | None = None) -> int:
                         "regex": ts.patterns.resolve("gpt4")}
                 runs = [run(spec) for _ in range(args.repeat)]
                 fastest = min(runs, key=lambda r: r["train_s"])
-                m = measure(fastest, test_bytes)
+                m = measure(fastest, test_bytes, lines)
                 peak = min(r["peak_rss_kib"] for r in runs) / 1024
                 print(f"{vocab:>6} {variant:<13}{m['spread']:>7.3f}{m['gini']:>7.4f}"
                       f"{m['bytes_per_token']:>10.3f}{m['worst']:>6}{m['best']:>5}"
