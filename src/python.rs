@@ -1386,6 +1386,64 @@ impl WordCounter_ {
     }
 }
 
+/// Parity-aware byte-level BPE over one counter per language (see
+/// `trainers::parity`): (the trained model, per merge the index of the
+/// language it was chosen for or None, per language the tokens measured at
+/// the end). `measure` is "dev" (with one dev counter per language), "bytes"
+/// or "lines" (with one line count per language).
+#[allow(clippy::too_many_arguments, clippy::type_complexity)]
+#[pyfunction]
+#[pyo3(signature = (train, dev, lines, measure, vocab_size, min_frequency, max_token_length, parity_start, trace, callback=None))]
+fn train_parity_bpe(
+    py: Python<'_>,
+    train: Vec<PyRef<'_, WordCounter_>>,
+    dev: Vec<PyRef<'_, WordCounter_>>,
+    lines: Vec<u64>,
+    measure: &str,
+    vocab_size: usize,
+    min_frequency: u64,
+    max_token_length: Option<usize>,
+    parity_start: usize,
+    trace: usize,
+    callback: Option<Py<PyAny>>,
+) -> PyResult<(TrainedBpe, Vec<Option<usize>>, Vec<u64>)> {
+    guarded(|| {
+        use crate::trainers::parity::{Measure, ParityConfig};
+        let measure = match measure {
+            "dev" => Measure::Dev,
+            "bytes" => Measure::Bytes,
+            "lines" => Measure::Lines(lines),
+            other => {
+                return Err(err(Error::Config(format!(
+                    "parity_measure must be 'dev', 'bytes' or 'lines', not {other:?}"
+                ))))
+            }
+        };
+        let cfg = ParityConfig {
+            vocab_size,
+            min_frequency,
+            max_token_length,
+            parity_start,
+            trace,
+            measure,
+        };
+        let train_counts: Vec<&rustc_hash::FxHashMap<Vec<u8>, u64>> = train.iter().map(|c| &c.inner.counts).collect();
+        let dev_counts: Vec<&rustc_hash::FxHashMap<Vec<u8>, u64>> = dev.iter().map(|c| &c.inner.counts).collect();
+        let t = with_events(py, callback, |on_event| {
+            crate::trainers::parity::train(&train_counts, &dev_counts, &cfg, on_event)
+        })?;
+        Ok((
+            TrainedBpe {
+                model: std::sync::Mutex::new(Some(t.bpe.model)),
+                merges: t.bpe.merges,
+                alphabet_size: t.bpe.alphabet_size,
+            },
+            t.languages,
+            t.tokens,
+        ))
+    })
+}
+
 /// Run a trainer without the GIL, passing its events to a Python callback
 /// (which may interrupt it by raising).
 fn with_events<T: Send>(
@@ -1410,6 +1468,27 @@ fn with_events<T: Send>(
                         (
                             "merge",
                             (index, PyBytes::new(py, left), PyBytes::new(py, right), new_id, count),
+                        ),
+                    ),
+                    TrainEvent::LanguageMerge {
+                        index,
+                        left,
+                        right,
+                        new_id,
+                        count,
+                        language,
+                    } => cb.call1(
+                        py,
+                        (
+                            "merge",
+                            (
+                                index,
+                                PyBytes::new(py, left),
+                                PyBytes::new(py, right),
+                                new_id,
+                                count,
+                                language,
+                            ),
                         ),
                     ),
                     TrainEvent::Progress { done, total } => cb.call1(py, ("progress", (done, total))),
@@ -1619,6 +1698,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("WordCounter", m.py().get_type::<WordCounter_>())?;
     m.add_function(wrap_pyfunction!(read_counts_header, m)?)?;
     m.add_function(wrap_pyfunction!(check_regex, m)?)?;
+    m.add_function(wrap_pyfunction!(train_parity_bpe, m)?)?;
     m.add_function(wrap_pyfunction!(_unigram_seed, m)?)?;
     m.add_function(wrap_pyfunction!(_unigram_e_step, m)?)?;
     m.add_function(wrap_pyfunction!(_unigram_m_step, m)?)?;

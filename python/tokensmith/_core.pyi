@@ -7,7 +7,7 @@ from collections.abc import Callable, Collection
 from typing import Any, Literal, final
 
 __all__ = ["Tokenizer", "FastEncode", "IdBuffer", "TrainedBpe", "WordCounter", "check_regex",
-           "read_counts_header",
+           "read_counts_header", "train_parity_bpe",
            "_unigram_seed", "_unigram_e_step", "_unigram_m_step", "_unigram_prune",
            "bytes_to_unicode", "after_fork", "default_threads", "_panic_for_test",
            "simd_level", "set_simd_level", "proto_fields", "sentencepiece_schema"]
@@ -159,6 +159,11 @@ class WordCounter:
 
 def check_regex(pattern: str) -> None: ...
 def read_counts_header(path: str) -> str: ...
+def train_parity_bpe(
+    train: list[WordCounter], dev: list[WordCounter], lines: list[int], measure: str,
+    vocab_size: int, min_frequency: int, max_token_length: int | None, parity_start: int,
+    trace: int, callback: _Callback | None = None,
+) -> tuple[TrainedBpe, list[int | None], list[int]]: ...
 def bytes_to_unicode(b: bytes) -> str: ...
 def after_fork() -> None: ...
 def default_threads() -> int: ...

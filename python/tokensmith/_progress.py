@@ -27,6 +27,14 @@ def format_merge(index: int, left: bytes, right: bytes, new_id: int, count: int)
     return f"merge {index}: ({left!r}, {right!r}) -> {new_id} {merged} (count {count})"
 
 
+def _chosen_for(rest: tuple[Any, ...]) -> str:
+    """The end of a parity-aware merge's trace line: the language the merge was
+    chosen for (its sixth item; ``None`` for a classical merge of the hybrid)."""
+    if not rest:
+        return ""
+    return f" for {rest[0]}" if rest[0] is not None else " for all languages (classical)"
+
+
 def format_em_step(round_: int, sub: int, pieces: int, objective: float, tokens: int) -> str:
     """One line of the Unigram training trace."""
     return (f"EM round {round_} step {sub}: {pieces:,} pieces, "
@@ -113,7 +121,7 @@ class TrainingEvents:
         if self.callback is not None:
             self.callback(kind, data)
         if kind == "merge" and self.verbose:
-            print(format_merge(*data), file=self.out)
+            print(format_merge(*data[:5]) + _chosen_for(data[5:]), file=self.out)
         elif kind == "em" and self.verbose:
             print(format_em_step(*data), file=self.out)
         elif kind == "progress" and self.show_bar:

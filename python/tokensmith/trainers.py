@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TextIO, overload
 
 from . import _core, patterns
@@ -13,6 +13,7 @@ from ._limits import check_min_frequency, check_token_list, check_vocab_size, wa
 from ._line_sample import LineSample
 from ._options import check_options
 from ._progress import TrainingEvents, format_merge
+from ._train_parity import ParityMeasure, parity_plan, train_parity
 from .corpus import Files, count_corpus
 from .errors import (
     ConfigError,
@@ -65,6 +66,10 @@ def train(
     sample_bytes: int | None = ...,
     sample_seed: int = ...,
     counts: WordCounts | None = ...,
+    languages: Mapping[str, Files] | None = ...,
+    parity_dev: Mapping[str, Files] | None = ...,
+    parity_measure: ParityMeasure | None = ...,
+    parity_start: int = ...,
     verbose: bool = ...,
     trace: int = ...,
     progress: bool | None = ...,
@@ -290,6 +295,10 @@ def train_bpe(
     sample_bytes: int | None = None,
     sample_seed: int = 0,
     counts: WordCounts | None = None,
+    languages: Mapping[str, Files] | None = None,
+    parity_dev: Mapping[str, Files] | None = None,
+    parity_measure: ParityMeasure | None = None,
+    parity_start: int = 0,
     verbose: bool = False,
     trace: int = 20,
     progress: bool | None = None,
@@ -327,9 +336,28 @@ def train_bpe(
     ``superword_words`` words instead of ``pattern``'s pieces, and merging goes on
     across the spaces inside a chunk (tokens such as ``" of the"``); the
     tokenizer keeps the chunk pattern (see :mod:`tokensmith._train_superbpe`).
+
+    Parity-aware BPE (Foroutan, Meister et al. 2025): ``languages`` maps each
+    language to its training files (two languages or more, instead of
+    ``files``/``texts``/``counts``). Before each merge every language's cost is
+    measured: its tokens on ``parity_dev`` (a line-aligned parallel dev text
+    per language), or, with ``parity_measure="bytes"`` or ``"lines"``, its
+    tokens per byte or per line of its own training text. The merge is the
+    pair most frequent in the training text of the costliest language, applied
+    to every language. The first ``parity_start`` merges are classical (the
+    hybrid variant). A ``"merge"`` event then carries a sixth item, the
+    language the merge was chosen for (``None`` for a classical merge), and its
+    count is the pair's count in that language's training text (all languages'
+    for a classical merge). See ``docs/parity.md`` for the formulas.
     """
     if superword_start is not None:
         from ._train_superbpe import train_superbpe
+
+        if (languages is not None or parity_dev is not None or parity_measure is not None
+                or parity_start != 0):
+            raise ConfigError("superword_start= (SuperBPE) and languages=/parity_dev=/"
+                              "parity_measure=/parity_start= (parity-aware BPE) are two "
+                              "trainers; use one of them")
 
         return train_superbpe(
             train_bpe, files, texts=texts, vocab_size=vocab_size, superword_start=superword_start,
@@ -342,8 +370,6 @@ def train_bpe(
             text_field=text_field, input_sentence_size=input_sentence_size,
             sample_bytes=sample_bytes, counts=counts)
     out = stream or sys.stderr
-    if files is None and texts is None and counts is None:
-        raise ConfigError("give files (paths, folders or globs) or texts=[...] to train on")
     check_vocab_size(vocab_size)
     check_min_frequency(min_frequency)
     if errors not in ("strict", "replace", "skip"):
@@ -358,6 +384,14 @@ def train_bpe(
         )
     if max_token_length is not None and max_token_length < 2:
         raise ConfigError("max_token_length must be at least 2 (or None for no limit)")
+    plan = parity_plan(
+        languages, parity_dev, parity_measure, parity_start,
+        merges=vocab_size - 256 - len(specials),
+        corpus_given=files is not None or texts is not None or counts is not None,
+        byte_level=byte_level, sampled=input_sentence_size is not None or sample_bytes is not None,
+    )
+    if plan is None and files is None and texts is None and counts is None:
+        raise ConfigError("give files (paths, folders or globs) or texts=[...] to train on")
 
     norms: list[dict[str, Any]] = []
     if normalizer:
@@ -387,25 +421,31 @@ def train_bpe(
                    if end_of_word_suffix else {"type": "Fuse"})
     components = {"normalizer": norm, "pre_tokenizer": pre}
 
-    counter = count_corpus(components, files, texts, errors, verbose=verbose, out=out,
-                           text_field=text_field, counts=counts,
-                           sample=LineSample.of(input_sentence_size, sample_bytes, sample_seed))
-
     events = TrainingEvents(verbose, progress, out, callback, "merges")
-
+    sample = LineSample.of(input_sentence_size, sample_bytes, sample_seed)
     target = vocab_size - len(specials)
     t1 = time.monotonic()
-    trained = counter.train_bpe(
-        target,
-        min_frequency,
-        max_token_length,
-        byte_level,
-        None if byte_level else continuing_subword_prefix,
-        None if byte_level else end_of_word_suffix,
-        limit_alphabet,
-        trace if verbose or callback else 0,
-        events if events.wanted else None,
-    )
+    if plan is not None:
+        trained, _ = train_parity(
+            plan, components, errors=errors, text_field=text_field, sample=sample,
+            verbose=verbose, out=out, vocab_size=target, min_frequency=min_frequency,
+            max_token_length=max_token_length, trace=trace if verbose or callback else 0,
+            events=events if events.wanted else None)
+    else:
+        counter = count_corpus(components, files, texts, errors, verbose=verbose, out=out,
+                               text_field=text_field, counts=counts, sample=sample)
+        t1 = time.monotonic()
+        trained = counter.train_bpe(
+            target,
+            min_frequency,
+            max_token_length,
+            byte_level,
+            None if byte_level else continuing_subword_prefix,
+            None if byte_level else end_of_word_suffix,
+            limit_alphabet,
+            trace if verbose or callback else 0,
+            events if events.wanted else None,
+        )
     events.close(len(trained.merges()))
     base = trained.alphabet_size + len(trained.merges())
     added = [

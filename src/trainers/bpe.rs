@@ -94,20 +94,6 @@ pub fn train(
         unit_len,
     };
     let merges = merge_loop(&mut state, &limits, on_event)?;
-    let tokens = state.tokens;
-
-    // 4. the model
-    let mut vocab = FxHashMap::default();
-    let mut vocab_r = Vec::with_capacity(tokens.len());
-    for (i, t) in tokens.iter().enumerate() {
-        vocab.insert(t.clone(), i as u32);
-        vocab_r.push(Some(t.clone().into_boxed_slice()));
-    }
-    let merge_map = merges
-        .iter()
-        .enumerate()
-        .map(|(rank, &(a, b, n, _))| ((a, b), (rank as u32, n)))
-        .collect();
     let opts = BpeOptions {
         byte_level: cfg.byte_level,
         continuing_subword_prefix: if cfg.byte_level {
@@ -122,17 +108,39 @@ pub fn train(
         },
         ..BpeOptions::default()
     };
-    Ok(TrainedBpe {
+    Ok(trained(state.tokens, merges, alphabet_size, opts))
+}
+
+/// The model of a finished merge loop: every token by id, and the merges
+/// ranked in the order they were learned.
+pub(crate) fn trained(
+    tokens: Vec<Vec<u8>>,
+    merges: Vec<(u32, u32, u32, u64)>,
+    alphabet_size: usize,
+    opts: BpeOptions,
+) -> TrainedBpe {
+    let mut vocab = FxHashMap::default();
+    let mut vocab_r = Vec::with_capacity(tokens.len());
+    for (i, t) in tokens.iter().enumerate() {
+        vocab.insert(t.clone(), i as u32);
+        vocab_r.push(Some(t.clone().into_boxed_slice()));
+    }
+    let merge_map = merges
+        .iter()
+        .enumerate()
+        .map(|(rank, &(a, b, n, _))| ((a, b), (rank as u32, n)))
+        .collect();
+    TrainedBpe {
         model: Bpe::from_parts(vocab, vocab_r, merge_map, opts),
         merges,
         alphabet_size,
         tokens,
-    })
+    }
 }
 
 /// (&word, count) of every counted word, in byte order (the order the
 /// words take in the arena, so that training is deterministic).
-fn sorted_entries(counts: &FxHashMap<Vec<u8>, u64>) -> Vec<(&[u8], u64)> {
+pub(crate) fn sorted_entries(counts: &FxHashMap<Vec<u8>, u64>) -> Vec<(&[u8], u64)> {
     let mut entries: Vec<(&[u8], u64)> = counts.iter().map(|(k, v)| (k.as_slice(), *v)).collect();
     entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
     entries

@@ -5,6 +5,7 @@ pub mod continued;
 mod counter;
 pub mod counts_file;
 mod pair_queue;
+pub mod parity;
 pub mod sp_common;
 pub mod unigram;
 mod word_index;
@@ -22,6 +23,16 @@ pub enum TrainEvent<'a> {
         right: &'a [u8],
         new_id: u32,
         count: u64,
+    },
+    /// One merge of parity-aware training, with the language it was
+    /// chosen for (`None`: chosen over all languages together).
+    LanguageMerge {
+        index: usize,
+        left: &'a [u8],
+        right: &'a [u8],
+        new_id: u32,
+        count: u64,
+        language: Option<usize>,
     },
     Progress {
         done: usize,

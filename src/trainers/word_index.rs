@@ -55,6 +55,11 @@ impl Words {
         &self.syms[s..s + self.len[i] as usize]
     }
 
+    /// How many times word `i` was seen.
+    pub fn count(&self, i: usize) -> u64 {
+        self.counts[i]
+    }
+
     /// (index, symbols, count) of every word.
     pub fn iter(&self) -> impl Iterator<Item = (usize, &[u32], u64)> + '_ {
         (0..self.len()).map(|i| (i, self.get(i), self.counts[i]))
