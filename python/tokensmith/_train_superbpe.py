@@ -119,7 +119,7 @@ def train_superbpe(
               sys.stderr)
     sub = train_bpe(files, texts=texts, vocab_size=superword_start, special_tokens=(),
                     min_frequency=min_frequency, max_token_length=max_token_length,
-                    errors=errors, **options, **report)  # type: ignore[arg-type]
+                    errors=errors, **options, **report)
     lifted = _with_split_pattern(sub, stage2)
     if verbose:
         import sys
