@@ -39,17 +39,15 @@ import itertools
 import unicodedata
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Literal
 
 from . import _darts
 from ._darts import build_double_array
 from ._io import atomic_write
 from .errors import ConfigError
 
-__all__ = ["RULE_NAMES", "RuleName", "check_rule_name", "charsmap", "rules", "compile_rules",
+__all__ = ["RULE_NAMES", "check_rule_name", "charsmap", "rules", "compile_rules",
            "simple_case_fold"]
 
-RuleName = Literal["nmt_nfkc", "nfkc", "nmt_nfkc_cf", "nfkc_cf", "identity"]
 RULE_NAMES: tuple[str, ...] = ("nmt_nfkc", "nfkc", "nmt_nfkc_cf", "nfkc_cf", "identity")
 
 #: nmt_nfkc: characters that become a space (sentencepiece's ``MergeNmtMap``;

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal, TextIO
 from ._limits import check_token_list, check_vocab_size
 from ._line_sample import LineSample
 from ._progress import TrainingEvents, format_em_step
-from ._sp_charsmap import RuleName, charsmap, check_rule_name
+from ._sp_charsmap import charsmap, check_rule_name
 from .corpus import Files, count_corpus
 from .errors import ConfigError, VocabSizeError
 from .formats import sentencepiece as spm
@@ -231,7 +231,8 @@ def train_unigram(
     treat_whitespace_as_suffix: bool = False,
     add_dummy_prefix: bool = True,
     remove_extra_whitespaces: bool = True,
-    normalization_rule_name: RuleName = "nmt_nfkc",
+    normalization_rule_name: Literal["nmt_nfkc", "nfkc", "nmt_nfkc_cf", "nfkc_cf",
+                                     "identity"] = "nmt_nfkc",
     hard_vocab_limit: bool = True,
     errors: Literal["strict", "replace", "skip"] = "strict",
     text_field: str = "text",
@@ -340,7 +341,8 @@ def train_sentencepiece_bpe(
     treat_whitespace_as_suffix: bool = False,
     add_dummy_prefix: bool = True,
     remove_extra_whitespaces: bool = True,
-    normalization_rule_name: RuleName = "nmt_nfkc",
+    normalization_rule_name: Literal["nmt_nfkc", "nfkc", "nmt_nfkc_cf", "nfkc_cf",
+                                     "identity"] = "nmt_nfkc",
     hard_vocab_limit: bool = True,
     errors: Literal["strict", "replace", "skip"] = "strict",
     text_field: str = "text",
