@@ -140,6 +140,8 @@ def test_sequences_normalize_as_in_sentencepiece(rule: str, workdir: Path) -> No
     rng = random.Random(3)
     texts = keys + [rng.choice("aＡ ᄀ") + k + k[-1] + rng.choice(keys) for k in keys[::7]]
     texts += [c + m for c in "eEＥoㄱ\u1100" for m in ("\u0301", "\u0323\u0302", "\u1161\u11a8")]
+    # a NUL byte before a rule: no walk of the trie may take it for a step
+    texts += ["\x00" + k for k in keys[::50]] + ["\x00\x01", "a\x00\t", "\x00ﬁ\x00"]
     a = ours.normalize(texts)  # type: ignore[attr-defined]
     b = theirs.normalize(texts)  # type: ignore[attr-defined]
     differ = [t for t, x, y in zip(texts, a, b, strict=True) if x != y]
@@ -354,3 +356,44 @@ def test_command_line_option(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert main(["train", str(corpus), "--vocab-size", "300", "--normalization-rule-name",
                  "nfkc", "--out", str(tmp_path / "x.json")]) == 2
     assert "--normalization-rule-name applies to" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------- double array
+def _walk(units: list[int], key: bytes) -> list[tuple[int, int]]:
+    """Every (length, value) of a key prefix, as darts-clone's commonPrefixSearch
+    reads the units (see tokensmith._darts)."""
+    found = []
+    pos = (units[0] >> 10) << ((units[0] & 0x200) >> 6)
+    for i, byte in enumerate(key):
+        pos ^= byte
+        if pos >= len(units):
+            raise AssertionError(f"the walk left the array at {pos}")
+        unit = units[pos]
+        if unit & ((1 << 31) | 0xFF) != byte:
+            break
+        pos ^= (unit >> 10) << ((unit & 0x200) >> 6)
+        if unit >> 8 & 1:
+            found.append((i + 1, units[pos] & ((1 << 31) - 1)))
+    return found
+
+
+def test_double_array_finds_every_key_and_nothing_else() -> None:
+    from tokensmith._darts import build_double_array
+
+    rng = random.Random(7)
+    alphabet = bytes([1, 2, 3, 0x41, 0x80, 0xBF, 0xE3, 0xFF])
+    keys = sorted({bytes(rng.choice(alphabet) for _ in range(rng.randrange(1, 7)))
+                   for _ in range(3000)})
+    table = {k: rng.randrange(40) for k in keys}  # (few values: subtrees get shared)
+    units = build_double_array(sorted(table.items()))
+    for key in keys:
+        want = [(n, table[key[:n]]) for n in range(1, len(key) + 1) if key[:n] in table]
+        assert _walk(units, key) == want, key
+    probes = [bytes(rng.choice(alphabet + b"\x00\x42") for _ in range(rng.randrange(1, 8)))
+              for _ in range(5000)]
+    for key in probes:
+        want = [(n, table[key[:n]]) for n in range(1, len(key) + 1) if key[:n] in table]
+        assert _walk(units, key) == want, key
+    for bad in ([], [(b"a\x00", 1)], [(b"b", 1), (b"a", 2)], [(b"a", 1 << 31)]):
+        with pytest.raises(ValueError):
+            build_double_array(bad)

@@ -68,13 +68,14 @@ class _Minimizer:
             self.path[-1][1].append((label, state))
 
     def add(self, key: bytes, value: int) -> None:
+        if not key or bytes(self.labels) >= key:
+            raise ValueError(f"keys must be non-empty, distinct and sorted: {key!r} after "
+                             f"{bytes(self.labels)!r}")
         common = 0
         for a, b in zip(self.labels, key, strict=False):  # (the shorter decides)
             if a != b:
                 break
             common += 1
-        if common == len(key):
-            raise ValueError(f"keys must be distinct, sorted and non-empty: {key!r}")
         self._freeze(common)
         for byte in key[common:]:
             self.labels.append(byte)

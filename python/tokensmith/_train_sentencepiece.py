@@ -2,11 +2,13 @@
 
 Reached through ``tokensmith.train(..., model="unigram")`` and
 ``tokensmith.train(..., model="sentencepiece-bpe")``. Both read text the way
-``spm_train`` does: every line is a sentence; spaces become ``▁`` and a ``▁``
-starts every word (no other pre-tokenization, so Chinese and Japanese train
-without word segmentation). The result is a SentencePiece model: it saves as
-a ``.model`` file that the ``sentencepiece`` library loads and encodes with
-exactly as tokensmith does, and as ``tokenizer.json``.
+``spm_train`` does: every line is a sentence, normalized by SentencePiece's
+rules (``normalization_rule_name``, :mod:`tokensmith._sp_charsmap`); spaces
+become ``▁`` and a ``▁`` starts every word (no other pre-tokenization, so
+Chinese and Japanese train without word segmentation). The result is a
+SentencePiece model: it saves as a ``.model`` file that the ``sentencepiece``
+library loads and encodes with exactly as tokensmith does, and as
+``tokenizer.json``.
 """
 
 from __future__ import annotations
@@ -89,8 +91,10 @@ def _space_cut(add_dummy_prefix: bool, remove_extra_whitespaces: bool,
     prefix (or suffix) puts the ``▁`` back; with both off, the space stays with the word
     it belongs to (the next one, or the one before in suffix mode). One rule without
     the other would lose or double a ``▁`` at the cut. The normalization rules keep
-    this true: no rule's key holds a space, and a rule whose replacement starts with
-    a space (``¨`` → ``" ̈"``) loses it after a space, whole or cut."""
+    this true: no rule's key holds a space (no rule reads across the cut), and a
+    replacement that starts with a space (``¨`` → ``" ̈"``) comes after the cut's
+    space whole or cut, so it loses its space (both rules on) or keeps it (both off)
+    alike."""
     if add_dummy_prefix and remove_extra_whitespaces:
         return "before"
     if not add_dummy_prefix and not remove_extra_whitespaces:
