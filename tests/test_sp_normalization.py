@@ -107,6 +107,22 @@ def test_sentencepiece_reads_our_trie_back_as_our_table(rule: str) -> None:
     assert dict(_ours(rule).decompile()) == charsmaps.rules(rule)  # type: ignore[attr-defined]
 
 
+def test_charsmap_is_cached_and_checked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    blob = charsmaps.charsmap("nfkc")
+    monkeypatch.setenv("TOKENSMITH_CACHE", str(tmp_path))
+    charsmaps.charsmap.cache_clear()
+    try:
+        assert charsmaps.charsmap("nfkc") == blob
+        (kept,) = (tmp_path / "sp-charsmap").iterdir()
+        assert kept.name.startswith(f"nfkc-unicode{unicodedata.unidata_version}-")
+        kept.write_bytes(kept.read_bytes()[:-1] + b"x")  # damaged: built again
+        charsmaps.charsmap.cache_clear()
+        assert charsmaps.charsmap("nfkc") == blob
+        assert kept.read_bytes()[:-32] == blob
+    finally:
+        charsmaps.charsmap.cache_clear()
+
+
 def test_identity_has_no_charsmap() -> None:
     assert charsmaps.charsmap("identity") == b""
     assert charsmaps.rules("identity") == {}

@@ -229,15 +229,19 @@ def compile_rules(table: Rules) -> bytes:
     return len(trie).to_bytes(4, "little") + trie + bytes(pool)
 
 
-def _cache_file(name: str) -> Path:
+def _cache_file(name: str) -> Path | None:
     """Where the charsmap of ``name`` is kept between runs: named by the Unicode
     version of :mod:`unicodedata` and a digest of the code that builds it, so a
-    new Python or a change here builds it afresh."""
+    new Python or a change here builds it afresh. ``None`` if that code cannot be
+    read (a frozen application): no cache then."""
     from .pretrained import cache_dir
 
     digest = hashlib.sha256()
-    for module in (__file__, _darts.__file__):
-        digest.update(Path(module).read_bytes())
+    try:
+        for module in (__file__, _darts.__file__):
+            digest.update(Path(module).read_bytes())
+    except OSError:
+        return None
     return (cache_dir() / "sp-charsmap"
             / f"{name}-unicode{unicodedata.unidata_version}-{digest.hexdigest()[:16]}.bin")
 
@@ -261,11 +265,12 @@ def charsmap(name: str) -> bytes:
     if check_rule_name(name) == "identity":
         return b""
     path = _cache_file(name)
-    blob = _read_cached(path)
+    blob = _read_cached(path) if path else None
     if blob is None:
         blob = compile_rules(_rules(name))
         try:
-            atomic_write(path, blob + hashlib.sha256(blob).digest())
+            if path:
+                atomic_write(path, blob + hashlib.sha256(blob).digest())
         except OSError:
             pass  # a read-only cache folder: the blob is built again next run
     return blob
