@@ -24,10 +24,10 @@ sentencepiece reads (see :func:`charsmap`):
 ``identity``
     no rules, no charsmap.
 
-Python's :mod:`unicodedata` (Unicode 14.0 in Python 3.11) and the ICU that
-generated sentencepiece's own tables are different Unicode versions: code
-points assigned in between have rules here and none there (see
-``docs/sp_normalization.md``). A charsmap takes a few seconds to build; it is
+Python's :mod:`unicodedata` (Unicode 14.0 in Python 3.11) is older than the
+Unicode of the ICU that generated the tables sentencepiece 0.2.3 ships (16.0
+or later): code points assigned in between have rules there and none here
+(see ``docs/sp_normalization.md``). A charsmap takes a few seconds to build; it is
 built on first use and kept in the tokensmith cache folder.
 """
 
