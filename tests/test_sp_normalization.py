@@ -273,6 +273,24 @@ def test_default_rule_is_nmt_nfkc() -> None:
     assert tok.encode("ｔｈｅ\tｔｈｅ") == tok.encode("the the")
 
 
+@pytest.mark.parametrize("model", ["unigram", "sentencepiece-bpe"])
+def test_user_defined_symbols_stay_out_of_the_rules(model: str, tmp_path: Path) -> None:
+    """A user-defined symbol is kept as it is, before the rules (sentencepiece's
+    prefix matcher), in the counts and in encoding: ``ＴＡＧ`` stays whole where
+    NFKC would make it ``TAG``."""
+    texts = [make_text(i, 80) + " ＴＡＧ ﬁ TAG fine" for i in range(30)]
+    tok = ts.train(texts=texts, model=model, vocab_size=400, hard_vocab_limit=False,
+                   user_defined_symbols=["ＴＡＧ", "ﬁ"])
+    sp = spm.SentencePieceProcessor(model_file=str(tok.save(tmp_path / "m.model")))
+    for text in ["ＴＡＧ ﬁne TAG fine", "xＴＡＧﬁ", "ＴＡ Ｇ ﬁﬁ"]:
+        assert tok.encode(text, add_special_tokens=False) == sp.encode(text), text
+    ids = tok.encode("ＴＡＧ ﬁ", add_special_tokens=False)
+    assert tok.token_to_id("ＴＡＧ") in ids and tok.token_to_id("ﬁ") in ids
+    # the counts saw the symbols, not their NFKC forms
+    counts = ts.count(texts=texts, model=model, user_defined_symbols=["ＴＡＧ", "ﬁ"])
+    assert any("ＴＡＧ" in w for w, _ in counts.most_common(None))
+
+
 def test_training_counts_normalized_text() -> None:
     """The corpus is counted through the rules: full-width and half-width text
     train the same model under NFKC, different ones under identity."""
