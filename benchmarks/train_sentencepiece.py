@@ -3,12 +3,15 @@ on the same data and settings, and compare time, memory and compression.
 
     python benchmarks/train_sentencepiece.py                 # en.txt and zh.txt, 8k and 32k
     python benchmarks/train_sentencepiece.py --corpus zh --vocab 8000 --models unigram
+    python benchmarks/train_sentencepiece.py --corpus ja --rule identity   # text as it is
     python benchmarks/train_sentencepiece.py --json benchmarks/results/train_sentencepiece.json
 
 Each corpus from ../shared/corpus/ is split by line: every tenth line is held
 out, the rest is the training file. Both libraries read that file with the
-same settings (`model_type`, `vocab_size`, `character_coverage`, the identity
-normalization rule, no sentence-length limit, all sentences, 2 threads);
+same settings (`model_type`, `vocab_size`, `character_coverage`, the
+normalization rule — `nmt_nfkc`, spm_train's default, unless `--rule` says
+otherwise; tokensmith's charsmap for it is built and cached before the runs — no
+sentence-length limit, all sentences, 2 threads);
 each run is a fresh process, and its peak memory is its own high-water mark
 (VmHWM, which unlike ru_maxrss does not inherit the parent's). Compression is
 bytes of held-out text per token, encoded by `sentencepiece` for both
@@ -27,14 +30,15 @@ import time
 from pathlib import Path
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
-FILES = {"en": "en.txt", "zh": "zh.txt"}
+FILES = {"en": "en.txt", "zh": "zh.txt", "ja": "ja.txt"}
 
 RUN_TOKENSMITH = r"""
 import json, sys, time
 import tokensmith as ts
-train, out, model, vocab, coverage = sys.argv[1:6]
+train, out, model, vocab, coverage, rule = sys.argv[1:7]
 t = time.perf_counter()
-tok = ts.train(train, model=model, vocab_size=int(vocab), character_coverage=float(coverage))
+tok = ts.train(train, model=model, vocab_size=int(vocab), character_coverage=float(coverage),
+               normalization_rule_name=rule)
 elapsed = time.perf_counter() - t
 tok.save(out)
 hwm = next(ln for ln in open("/proc/self/status") if ln.startswith("VmHWM:"))
@@ -44,11 +48,11 @@ print(json.dumps({"seconds": elapsed, "rss_mb": int(hwm.split()[1]) / 1024}))
 RUN_SENTENCEPIECE = r"""
 import json, sys, time
 import sentencepiece as spm
-train, out, model, vocab, coverage = sys.argv[1:6]
+train, out, model, vocab, coverage, rule = sys.argv[1:7]
 t = time.perf_counter()
 spm.SentencePieceTrainer.train(
     input=train, model_prefix=out[: -len(".model")], model_type=model, vocab_size=int(vocab),
-    character_coverage=float(coverage), normalization_rule_name="identity",
+    character_coverage=float(coverage), normalization_rule_name=rule,
     max_sentence_length=1 << 30, input_sentence_size=0, num_threads=2, minloglevel=2)
 elapsed = time.perf_counter() - t
 hwm = next(ln for ln in open("/proc/self/status") if ln.startswith("VmHWM:"))
@@ -93,6 +97,9 @@ def main() -> None:
     ap.add_argument("--models", nargs="+", default=["unigram", "bpe"],
                     choices=["unigram", "bpe"])
     ap.add_argument("--coverage", type=float, default=0.9995)
+    ap.add_argument("--rule", default="nmt_nfkc",
+                    choices=["nmt_nfkc", "nfkc", "nmt_nfkc_cf", "nfkc_cf", "identity"],
+                    help="the normalization rule of both trainers (default nmt_nfkc)")
     ap.add_argument("--limit-mb", type=float, default=None,
                     help="train on the first N MB only (quick runs)")
     ap.add_argument("--json", metavar="PATH",
@@ -100,6 +107,10 @@ def main() -> None:
     ap.add_argument("--save", metavar="FILE", help="also write every measurement as JSON")
     args = ap.parse_args()
 
+    # the charsmap of the rule is built once and cached (a few seconds): not in the timings
+    from tokensmith._sp_charsmap import charsmap
+
+    charsmap(args.rule)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
@@ -115,7 +126,7 @@ def main() -> None:
                     ours = work / f"ts-{corpus}-{model}-{vocab}.model"
                     theirs = work / f"sp-{corpus}-{model}-{vocab}.model"
                     ts_model = "unigram" if model == "unigram" else "sentencepiece-bpe"
-                    common = (str(vocab), str(args.coverage))
+                    common = (str(vocab), str(args.coverage), args.rule)
                     try:
                         a = run(RUN_TOKENSMITH, str(train), str(ours), ts_model, *common)
                         a["bpt"] = bytes_per_token(ours, held)
@@ -134,7 +145,7 @@ def main() -> None:
     if args.save:
         Path(args.save).write_text(json.dumps(rows, indent=2))
     if args.json:
-        write_json(args.json, rows)
+        write_json(args.json, rows, args.rule)
 
 
 COLUMNS = ["corpus", "model", {"name": "vocab", "format": "{:,}"},
@@ -144,7 +155,7 @@ COLUMNS = ["corpus", "model", {"name": "vocab", "format": "{:,}"},
            {"name": "spm B/tok", "format": "{:.3f}"}, {"name": "ts/spm", "format": "{:.3f}"}]
 
 
-def write_json(path: str, rows: list[dict]) -> None:
+def write_json(path: str, rows: list[dict], rule: str) -> None:
     """The table of ``benchmarks/README.md`` as a results file (see ``render.py``)."""
     from importlib.metadata import version
 
@@ -159,7 +170,7 @@ def write_json(path: str, rows: list[dict]) -> None:
         table.append([row["corpus"], row["model"], row["vocab"], a["seconds"], b["seconds"],
                       b["seconds"] / a["seconds"], a["rss_mb"], b["rss_mb"], a["bpt"], b["bpt"],
                       a["bpt"] / b["bpt"]])
-    notes = f"`sentencepiece` {version('sentencepiece')}, one run."
+    notes = f"`sentencepiece` {version('sentencepiece')}, one run, rule `{rule}`."
     if failed:
         notes += f" Failed: {', '.join(failed)}."
     write_results(path, "train_sentencepiece.py", command_line("train_sentencepiece.py"), COLUMNS,

@@ -100,6 +100,10 @@ def test_every_trained_model_loads_in_transformers(tmp_path: Path, model: str,
         doc = json.loads(path.read_text(encoding="utf-8"))
         del doc["model"]["piece_types"]
         doubles = ts.Tokenizer.from_str(json.dumps(doc))
+    if model in ("unigram", "sentencepiece-bpe"):
+        # trained with the nmt_nfkc rules (the default): saving says that tokenizers
+        # applies the charsmap per grapheme cluster; on this text it agrees all the same
+        assert len(caught) == 1 and "grapheme cluster" in caught[0]
     else:
         assert caught == []
     held = corpus_file("en.txt").read_text(encoding="utf-8")[600_000:640_000].split("\n")

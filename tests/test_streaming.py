@@ -197,10 +197,12 @@ SP_TEXTS = [
 def sp_model(request) -> ts.Tokenizer:
     """A SentencePiece-style tokenizer (SentencePiece decoder: control tokens <s> </s>
     that decode to nothing, the dummy-prefix space dropped at the start of the text,
-    byte fallback)."""
+    byte fallback). The ``identity`` rule: the text reaches the byte pieces as it is
+    (``nmt_nfkc`` would make U+FFFD and U+FEFF spaces)."""
     return ts.train(
         texts=SP_TEXTS, model=request.param, vocab_size=350, byte_fallback=True,
         remove_extra_whitespaces=False, hard_vocab_limit=False,
+        normalization_rule_name="identity",
     )
 
 

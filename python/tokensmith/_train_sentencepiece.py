@@ -2,15 +2,18 @@
 
 Reached through ``tokensmith.train(..., model="unigram")`` and
 ``tokensmith.train(..., model="sentencepiece-bpe")``. Both read text the way
-``spm_train`` does: every line is a sentence; spaces become ``▁`` and a ``▁``
-starts every word (no other pre-tokenization, so Chinese and Japanese train
-without word segmentation). The result is a SentencePiece model: it saves as
-a ``.model`` file that the ``sentencepiece`` library loads and encodes with
-exactly as tokensmith does, and as ``tokenizer.json``.
+``spm_train`` does: every line is a sentence, normalized by SentencePiece's
+rules (``normalization_rule_name``, :mod:`tokensmith._sp_charsmap`); spaces
+become ``▁`` and a ``▁`` starts every word (no other pre-tokenization, so
+Chinese and Japanese train without word segmentation). The result is a
+SentencePiece model: it saves as a ``.model`` file that the ``sentencepiece``
+library loads and encodes with exactly as tokensmith does, and as
+``tokenizer.json``.
 """
 
 from __future__ import annotations
 
+import base64
 import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -19,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal, TextIO
 from ._limits import check_token_list, check_vocab_size
 from ._line_sample import LineSample
 from ._progress import TrainingEvents, format_em_step
+from ._sp_charsmap import charsmap, check_rule_name
 from .corpus import Files, count_corpus
 from .errors import ConfigError, VocabSizeError
 from .formats import sentencepiece as spm
@@ -39,6 +43,8 @@ def _count(
     add_dummy_prefix: bool,
     remove_extra_whitespaces: bool,
     treat_whitespace_as_suffix: bool,
+    rule_name: str,
+    user_defined_symbols: Sequence[str],
     errors: str,
     verbose: bool,
     out: TextIO,
@@ -46,10 +52,12 @@ def _count(
     counts: WordCounts | None = None,
     sample: LineSample | None = None,
 ) -> Any:
-    """Words as SentencePiece reads them: each line normalized on its own, cut before `▁`."""
-    normalizer = {
+    """Words as SentencePiece reads them: each line normalized on its own (by the
+    rules of ``rule_name``, user-defined symbols kept as they are), cut before `▁`."""
+    rules = charsmap(rule_name)
+    normalizer: dict[str, Any] = {
         "type": "SentencePiece",
-        "precompiled_charsmap": None,
+        "precompiled_charsmap": base64.b64encode(rules).decode("ascii") if rules else None,
         "add_dummy_prefix": add_dummy_prefix,
         "remove_extra_whitespaces": remove_extra_whitespaces,
         "escape_whitespaces": True,
@@ -61,9 +69,14 @@ def _count(
         "behavior": "MergedWithPrevious" if treat_whitespace_as_suffix else "MergedWithNext",
         "invert": False,
     }
-    components = {"normalizer": normalizer, "pre_tokenizer": pre, "lines": True,
-                  "space_cut": _space_cut(add_dummy_prefix, remove_extra_whitespaces,
-                                          treat_whitespace_as_suffix)}
+    if user_defined_symbols:
+        normalizer["user_defined_symbols"] = list(user_defined_symbols)
+    components: dict[str, Any] = {
+        "normalizer": normalizer, "pre_tokenizer": pre, "lines": True,
+        "space_cut": _space_cut(add_dummy_prefix, remove_extra_whitespaces,
+                                treat_whitespace_as_suffix)}
+    if rule_name != "identity":  # (for messages: the charsmap itself says it to the counter)
+        components["normalization_rule_name"] = rule_name
     return count_corpus(components, files, texts, errors, verbose=verbose, out=out,
                         what="words", text_field=text_field, counts=counts, sample=sample)
 
@@ -77,7 +90,11 @@ def _space_cut(add_dummy_prefix: bool, remove_extra_whitespaces: bool,
     With both whitespace rules on, a part's leading space is dropped and the dummy
     prefix (or suffix) puts the ``▁`` back; with both off, the space stays with the word
     it belongs to (the next one, or the one before in suffix mode). One rule without
-    the other would lose or double a ``▁`` at the cut."""
+    the other would lose or double a ``▁`` at the cut. The normalization rules keep
+    this true: no rule's key holds a space (no rule reads across the cut), and a
+    replacement that starts with a space (``¨`` → ``" ̈"``) comes after the cut's
+    space whole or cut, so it loses its space (both rules on) or keeps it (both off)
+    alike."""
     if add_dummy_prefix and remove_extra_whitespaces:
         return "before"
     if not add_dummy_prefix and not remove_extra_whitespaces:
@@ -86,8 +103,9 @@ def _space_cut(add_dummy_prefix: bool, remove_extra_whitespaces: bool,
 
 
 def _check_common(vocab_size: Any, character_coverage: float, max_piece_length: int,
-                  errors: str) -> None:
+                  errors: str, normalization_rule_name: Any) -> None:
     check_vocab_size(vocab_size)
+    check_rule_name(normalization_rule_name)
     if not 0.0 < character_coverage <= 1.0:
         raise ConfigError(f"character_coverage must be in (0, 1], got {character_coverage!r}; "
                           "use 1.0 for languages with few characters, 0.9995 (default) for "
@@ -141,6 +159,7 @@ def _build(
     treat_whitespace_as_suffix: bool,
     add_dummy_prefix: bool,
     remove_extra_whitespaces: bool,
+    normalization_rule_name: str,
     extra: dict[str, Any],
 ) -> Tokenizer:
     pieces = [spm.SentencePiece(piece=p, score=0.0, type=t) for p, t in meta]
@@ -183,7 +202,8 @@ def _build(
     if user:
         trainer.user_defined_symbols = user
     normalizer = spm.NormalizerSpec(
-        name="identity",
+        name=normalization_rule_name,
+        precompiled_charsmap=charsmap(normalization_rule_name),
         add_dummy_prefix=add_dummy_prefix,
         remove_extra_whitespaces=remove_extra_whitespaces,
         escape_whitespaces=True,
@@ -215,6 +235,8 @@ def train_unigram(
     treat_whitespace_as_suffix: bool = False,
     add_dummy_prefix: bool = True,
     remove_extra_whitespaces: bool = True,
+    normalization_rule_name: Literal["nmt_nfkc", "nfkc", "nmt_nfkc_cf", "nfkc_cf",
+                                     "identity"] = "nmt_nfkc",
     hard_vocab_limit: bool = True,
     errors: Literal["strict", "replace", "skip"] = "strict",
     text_field: str = "text",
@@ -241,8 +263,12 @@ def train_unigram(
     and the README for the algorithm. ``verbose`` prints each EM step
     (pieces, likelihood, corpus length in tokens) and a progress bar.
 
-    Text is used as it is (the ``identity`` normalization rule of
-    SentencePiece): NFKC is not applied.
+    ``normalization_rule_name`` is SentencePiece's: ``"nmt_nfkc"`` (the default,
+    as ``spm_train``'s) applies NFKC, maps odd whitespace to a space and removes
+    control characters; ``"nfkc"`` is NFKC alone; ``"nmt_nfkc_cf"`` and
+    ``"nfkc_cf"`` add case folding; ``"identity"`` leaves text as it is. The
+    rules are stored in the model (see :mod:`tokensmith._sp_charsmap`), which
+    applies them when it encodes, in tokensmith and in ``sentencepiece`` alike.
     """
     if other:
         raise ConfigError(
@@ -250,7 +276,8 @@ def train_unigram(
             f"help(tokensmith.train) for the options of each model)"
         )
     out = stream or sys.stderr
-    _check_common(vocab_size, character_coverage, max_piece_length, errors)
+    _check_common(vocab_size, character_coverage, max_piece_length, errors,
+                  normalization_rule_name)
     if not 0.0 < shrinking_factor < 1.0:
         raise ConfigError(f"shrinking_factor must be between 0 and 1, got {shrinking_factor!r}")
     if seed_size < 1 or num_sub_iterations < 1:
@@ -265,6 +292,8 @@ def train_unigram(
     counter = _count(files, texts, add_dummy_prefix=add_dummy_prefix,
                      remove_extra_whitespaces=remove_extra_whitespaces,
                      treat_whitespace_as_suffix=treat_whitespace_as_suffix,
+                     rule_name=normalization_rule_name,
+                     user_defined_symbols=user_defined_symbols,
                      errors=errors, verbose=verbose, out=out, text_field=text_field,
                      counts=counts,
                      sample=LineSample.of(input_sentence_size, sample_bytes, sample_seed))
@@ -282,6 +311,7 @@ def train_unigram(
         split_by_unicode_script=split_by_unicode_script, split_by_number=split_by_number,
         split_digits=split_digits, treat_whitespace_as_suffix=treat_whitespace_as_suffix,
         add_dummy_prefix=add_dummy_prefix, remove_extra_whitespaces=remove_extra_whitespaces,
+        normalization_rule_name=normalization_rule_name,
         extra={"bos": bos_token, "eos": eos_token, "pad": pad_token,
                "seed_sentencepiece_size": seed_size, "shrinking_factor": shrinking_factor,
                "num_sub_iterations": num_sub_iterations},
@@ -315,6 +345,8 @@ def train_sentencepiece_bpe(
     treat_whitespace_as_suffix: bool = False,
     add_dummy_prefix: bool = True,
     remove_extra_whitespaces: bool = True,
+    normalization_rule_name: Literal["nmt_nfkc", "nfkc", "nmt_nfkc_cf", "nfkc_cf",
+                                     "identity"] = "nmt_nfkc",
     hard_vocab_limit: bool = True,
     errors: Literal["strict", "replace", "skip"] = "strict",
     text_field: str = "text",
@@ -336,8 +368,8 @@ def train_sentencepiece_bpe(
     script, ``▁`` only in front, at most ``max_piece_length`` characters);
     ties go to the pair of smaller ids. A piece's score is minus its merge
     rank, so the saved ``.model`` encodes in ``sentencepiece`` exactly as
-    here; the kept characters follow the merged pieces. ``vocab_size`` and
-    the special pieces count as in :func:`train_unigram`.
+    here; the kept characters follow the merged pieces. ``vocab_size``, the
+    special pieces and ``normalization_rule_name`` are as in :func:`train_unigram`.
     """
     if other:
         raise ConfigError(
@@ -345,7 +377,8 @@ def train_sentencepiece_bpe(
             f"help(tokensmith.train) for the options of each model)"
         )
     out = stream or sys.stderr
-    _check_common(vocab_size, character_coverage, max_piece_length, errors)
+    _check_common(vocab_size, character_coverage, max_piece_length, errors,
+                  normalization_rule_name)
     meta = _meta(unk_token, bos_token, eos_token, pad_token, special_tokens,
                  user_defined_symbols, byte_fallback)
     if vocab_size <= len(meta):
@@ -356,6 +389,8 @@ def train_sentencepiece_bpe(
     counter = _count(files, texts, add_dummy_prefix=add_dummy_prefix,
                      remove_extra_whitespaces=remove_extra_whitespaces,
                      treat_whitespace_as_suffix=treat_whitespace_as_suffix,
+                     rule_name=normalization_rule_name,
+                     user_defined_symbols=user_defined_symbols,
                      errors=errors, verbose=verbose, out=out, text_field=text_field,
                      counts=counts,
                      sample=LineSample.of(input_sentence_size, sample_bytes, sample_seed))
@@ -403,6 +438,7 @@ def train_sentencepiece_bpe(
         split_by_unicode_script=split_by_unicode_script, split_by_number=split_by_number,
         split_digits=split_digits, treat_whitespace_as_suffix=treat_whitespace_as_suffix,
         add_dummy_prefix=add_dummy_prefix, remove_extra_whitespaces=remove_extra_whitespaces,
+        normalization_rule_name=normalization_rule_name,
         extra={"bos": bos_token, "eos": eos_token, "pad": pad_token},
     )
     if verbose:

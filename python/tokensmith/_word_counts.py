@@ -169,7 +169,10 @@ def _describe(components: dict[str, Any]) -> str:
         return str(c.get("type"))
 
     lines = ", one sentence a line" if components.get("lines") else ""
-    return (f"normalizer {name(components.get('normalizer'))}, pre-tokenizer "
+    normalizer = name(components.get("normalizer"))
+    if normalizer == "SentencePiece":
+        normalizer += f" ({components.get('normalization_rule_name', 'identity')} rules)"
+    return (f"normalizer {normalizer}, pre-tokenizer "
             f"{name(components.get('pre_tokenizer'))}{lines}")
 
 

@@ -21,6 +21,7 @@ from typing import Any, Literal, NoReturn, TextIO
 
 from . import patterns
 from ._cli_common import CommandError, _check_writable, _shown, _tokenizer_path
+from ._sp_charsmap import RULE_NAMES
 from ._version import __version__
 from .errors import CorpusEncodingError, DisallowedSpecialTokenError, TokenizerError
 
@@ -290,7 +291,8 @@ def cmd_train(args: argparse.Namespace) -> int:
     if not sp_model:
         for flag, value in (("--character-coverage", args.character_coverage),
                             ("--max-piece-length", args.max_piece_length),
-                            ("--user-defined-symbol", args.user_defined_symbols)):
+                            ("--user-defined-symbol", args.user_defined_symbols),
+                            ("--normalization-rule-name", args.normalization_rule_name)):
             if value is not None:
                 raise CommandError(f"{flag} applies to --model unigram or sentencepiece-bpe")
         if args.byte_fallback:
@@ -415,6 +417,8 @@ def _train_sentencepiece(args: argparse.Namespace, files: list[str],
         options["character_coverage"] = args.character_coverage
     if args.max_piece_length is not None:
         options["max_piece_length"] = args.max_piece_length
+    if args.normalization_rule_name is not None:
+        options["normalization_rule_name"] = args.normalization_rule_name
     if args.user_defined_symbols:
         options["user_defined_symbols"] = args.user_defined_symbols
     if args.no_special_tokens:
@@ -785,6 +789,10 @@ examples:
   tokensmith train corpus.txt --model sentencepiece-bpe --byte-fallback \\
       --vocab-size 32000 --out sp-bpe/
 
+  # the same, text kept as it is (no NFKC; spm_train --normalization_rule_name=identity)
+  tokensmith train corpus.txt --model sentencepiece-bpe --normalization-rule-name identity \\
+      --vocab-size 32000 --out sp-bpe/
+
   # a corpus with a few bad bytes: replace them with U+FFFD instead of stopping
   tokensmith train scraped.txt --vocab-size 16000 --errors replace --out tok.json
 
@@ -974,6 +982,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "character is unknown")
     p.add_argument("--max-piece-length", type=int, metavar="N",
                    help="unigram/sentencepiece-bpe: longest piece in characters (default 16)")
+    p.add_argument("--normalization-rule-name", choices=RULE_NAMES, metavar="RULE",
+                   help="unigram/sentencepiece-bpe: SentencePiece's normalization: nmt_nfkc "
+                        "(default, as spm_train), nfkc, nmt_nfkc_cf, nfkc_cf (case-folded) or "
+                        "identity (text as it is)")
     p.add_argument("--user-defined-symbol", dest="user_defined_symbols", action="append",
                    metavar="TEXT",
                    help="unigram/sentencepiece-bpe: a string always kept whole (repeatable)")
