@@ -4,6 +4,7 @@ on the same data and settings, and compare time, memory and compression.
     python benchmarks/train_sentencepiece.py                 # en.txt and zh.txt, 8k and 32k
     python benchmarks/train_sentencepiece.py --corpus zh --vocab 8000 --models unigram
     python benchmarks/train_sentencepiece.py --corpus ja --rule identity   # text as it is
+    python benchmarks/train_sentencepiece.py --corpus en code zh ja pud --vocab 8000 32000
     python benchmarks/train_sentencepiece.py --json benchmarks/results/train_sentencepiece.json
 
 Each corpus from ../shared/corpus/ is split by line: every tenth line is held
@@ -30,7 +31,26 @@ import time
 from pathlib import Path
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
-FILES = {"en": "en.txt", "zh": "zh.txt", "ja": "ja.txt"}
+# (a glob: its files joined, in name order, into one corpus: PUD's 13 languages)
+FILES = {"en": "en.txt", "code": "code.txt", "zh": "zh.txt", "ja": "ja.txt",
+         "pud": "parallel/pud/*.txt"}
+
+def _corpus_file(name: str, work: Path) -> Path | None:
+    """The corpus file of ``name`` (a glob's files joined into one in ``work``)."""
+    pattern = FILES[name]
+    if "*" not in pattern:
+        path = CORPUS / pattern
+        return path if path.exists() else None
+    parts = sorted(CORPUS.glob(pattern))
+    if not parts:
+        return None
+    joined = work / f"{name}.txt"
+    with joined.open("wb") as out:
+        for part in parts:
+            data = part.read_bytes()
+            out.write(data if data.endswith(b"\n") else data + b"\n")
+    return joined
+
 
 RUN_TOKENSMITH = r"""
 import json, sys, time
@@ -115,9 +135,10 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         for corpus in args.corpus:
-            path = CORPUS / FILES[corpus]
-            if not path.exists():
-                print(f"skipping {corpus}: {path} is not there", file=sys.stderr)
+            path = _corpus_file(corpus, work)
+            if path is None:
+                print(f"skipping {corpus}: {CORPUS / FILES[corpus]} is not there",
+                      file=sys.stderr)
                 continue
             train, held = split(path, work, args.limit_mb)
             size_mb = train.stat().st_size / 1e6

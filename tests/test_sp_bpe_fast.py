@@ -189,3 +189,53 @@ def test_cache_eviction_keeps_ids_exact(name: str) -> None:
     want = sp.encode(text)
     assert tok.encode(text, add_special_tokens=False, disallowed_special=()) == want
     assert tok.encode(text, add_special_tokens=False, disallowed_special=()) == want
+
+
+def _line_edges() -> list[str]:
+    """Lines of many lengths (up to past 1 KB), with byte fallback, CJK, tabs,
+    ``\\r\\n`` and blank lines."""
+    rng = random.Random(11)
+    alphabet = "abc xyz\t─中é😀<>0.,'-_\r"
+    lines = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40))) for _ in range(300)]
+    lines += ["a" * n for n in (5, 6, 7, 8, 9, 1021, 1022, 1023, 1024, 1025)]
+    lines += ["", "", "\r", " ", "  leading", "trailing  ", "中" * 341, "中" * 342]
+    return lines
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_repeated_lines_come_back_exact(name: str) -> None:
+    """Texts made of the same lines, encoded again and again from warm caches, in
+    any order and next to new lines: the same ids as sentencepiece every time; a
+    text that starts with a line met before still gets the dummy prefix there."""
+    tok, sp = _load(name)
+    rng = random.Random(3)
+    lines = _line_edges()
+    texts = ["\n".join(lines) + "\n", "\n".join(lines), "\n".join(reversed(lines))]
+    for _ in range(3):  # walked, admitted, then found
+        for t in texts:
+            assert tok.encode(t, add_special_tokens=False, disallowed_special=()) == sp.encode(t)
+    for _ in range(20):
+        mixed = rng.sample(lines, 60) + [f"new line {rng.random()}" for _ in range(5)]
+        rng.shuffle(mixed)
+        t = "\n".join(mixed)
+        assert tok.encode(t, add_special_tokens=False, disallowed_special=()) == sp.encode(t)
+    # a text that starts with a cached line: its first line gets the dummy prefix
+    assert lines[0] + "\n" in texts[0]
+    t = "\n".join(lines[:5]) + "\n"
+    assert tok.encode(t, add_special_tokens=False, disallowed_special=()) == sp.encode(t)
+    docs = ["\n".join(rng.sample(lines, 8)) for _ in range(200)] * 3
+    assert tok.encode_batch(docs, add_special_tokens=False, disallowed_special=()) == [
+        sp.encode(d) for d in docs
+    ]
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_many_distinct_lines_keep_ids_exact(name: str) -> None:
+    """Seventy thousand distinct lines, three times: the caches fill and start over."""
+    tok, sp = _load(name)
+    rng = random.Random(9)
+    lines = [f"line {i} {rng.random():.12f} {'x' * rng.randint(0, 30)}" for i in range(70_000)]
+    text = "\n".join(lines) + "\n"
+    want = sp.encode(text)
+    for _ in range(3):
+        assert tok.encode(text, add_special_tokens=False, disallowed_special=()) == want
