@@ -239,3 +239,32 @@ def test_many_distinct_lines_keep_ids_exact(name: str) -> None:
     want = sp.encode(text)
     for _ in range(3):
         assert tok.encode(text, add_special_tokens=False, disallowed_special=()) == want
+
+
+def _block(rng: random.Random, lines: list[str], n: int, fresh: float) -> str:
+    """``n`` lines drawn from ``lines``, each new instead with probability ``fresh``."""
+    out = []
+    for _ in range(n):
+        if rng.random() < fresh:
+            out.append(f"fresh {rng.random():.15f} {rng.choice(lines)[:20]}")
+        else:
+            out.append(rng.choice(lines))
+    return "\n".join(out) + "\n"
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_line_memo_turning_on_and_off_keeps_ids_exact(name: str) -> None:
+    """Texts of hundreds of KB that repeat lines (so the line memo turns hot), then
+    new text (so it turns cold), then old again, one after the other in one thread;
+    lines changed by one character, a text that starts with a kept line (the dummy
+    prefix), no final newline, ``\\r\\n``, lines past 4 KB and unknowns as bytes:
+    the same ids as sentencepiece on every call."""
+    tok, sp = _load(name)
+    rng = random.Random(17)
+    pool = _line_edges() + ["x" * 5000, "─" * 1500 + " 中", "\U0010ffff\U000e0001 rare", "a\r", "\t\tb\r"]
+    old = _block(rng, pool, 12_000, 0.0)
+    texts = [old, old, old, old[:-1], old.replace("a", "b", 50)]
+    texts += [_block(rng, pool, 12_000, 0.9), old, _block(rng, pool, 12_000, 0.5), old]
+    texts += [old.replace("\n", "\r\n"), pool[3] + "\n" + old, _block(rng, pool, 4_000, 0.1)]
+    for t in texts:
+        assert tok.encode(t, add_special_tokens=False, disallowed_special=()) == sp.encode(t)

@@ -13,11 +13,13 @@
 //! one cache for each of the last `MODELS` models it encoded with (told
 //! apart by their `generation`): at most `MODELS * (SLOTS * 64 +
 //! LONG_ENTRIES * ~(LONG_MAX + 4 * LONG_MAX))` bytes, about 2 × (4 + 10) MB
-//! in the worst case, 2 × 4.5 MB in practice. (The table is larger than
+//! in the worst case, 2 × 4.5 MB in practice, plus each model's line memo
+//! (`lines`: at most about 14 MB, nothing until a text of 4 KB or more). (The table is larger than
 //! the core's L2 on purpose: English text has ~17K distinct chunks a MB,
 //! and a miss, a merge, costs far more than a slot read from L3.) The cache never decides a
 //! result: an entry's ids are those the merge gave for exactly its key.
 
+use super::lines::LineMemo;
 use rustc_hash::FxHashMap;
 use std::cell::RefCell;
 
@@ -49,6 +51,8 @@ pub(super) struct ChunkCache {
     generation: u64,
     slots: Box<[Slot]>,
     long: FxHashMap<Box<[u8]>, Box<[u32]>>,
+    /// whole lines met again (used where the model's `Fused::lines`)
+    pub memo: LineMemo,
 }
 
 /// A chunk as a slot key: its bytes, zero padded, the length last.
@@ -107,6 +111,7 @@ impl ChunkCache {
             generation,
             slots: vec![EMPTY; SLOTS].into_boxed_slice(),
             long: FxHashMap::default(),
+            memo: LineMemo::new(),
         }
     }
 

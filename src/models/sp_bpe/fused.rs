@@ -20,6 +20,7 @@
 //! drained and each chunk encoded as soon as it ends.
 
 use super::cache::{key_at, key_of, set_of, ChunkCache, KEY_MAX};
+use super::lines::{line_end, SAMPLE};
 use super::merge::{decode, merge};
 use super::tables::{symbol_of, Tables, SPACE_CODE};
 use crate::normalizers::sentencepiece::SentencePieceSpec;
@@ -34,6 +35,8 @@ pub(super) struct Fused {
     pub byte_ids: [u32; 256],
     pub unk: u32,
     pub generation: u64,
+    /// lines after the first encode alone (see `lines`): they may be kept
+    pub lines: bool,
 }
 
 /// Does the walk equal this normalizer?
@@ -116,8 +119,38 @@ pub(super) type Long<'a> = &'a dyn Fn(&str, &mut Vec<(u32, u32)>);
 
 impl Fused {
     /// Encode `text` (normalized as `spec_fits` says, with the dummy
-    /// prefix if `dummy`) into `out`.
+    /// prefix if `dummy`) into `out`: the lines the memo looks up (see
+    /// `lines`) from it or walked and kept, the text between them walked.
     pub fn encode(&self, text: &str, dummy: bool, long: Long, cache: &mut ChunkCache, out: &mut Vec<u32>) {
+        if !self.lines {
+            return self.walk(text, dummy, long, cache, out);
+        }
+        let b = text.as_bytes();
+        let (mut pos, mut sample_at) = (0, SAMPLE);
+        while let Some(start) = next_lookup(b, pos, sample_at, cache.memo.hot()) {
+            if start > pos {
+                self.walk(&text[pos..start], dummy && pos == 0, long, cache, out);
+            }
+            let end = line_end(b, start);
+            let line = &b[start..end];
+            let sample = start >= sample_at;
+            if sample {
+                sample_at = start + SAMPLE;
+            }
+            if !cache.memo.lookup(line, sample, out) {
+                let from = out.len();
+                self.walk(&text[start..end], false, long, cache, out);
+                cache.memo.keep(line, &out[from..]);
+            }
+            pos = end;
+        }
+        if pos < b.len() {
+            self.walk(&text[pos..], dummy && pos == 0, long, cache, out);
+        }
+    }
+
+    /// The walk over `text` (or a run of its lines), chunk by chunk.
+    fn walk(&self, text: &str, dummy: bool, long: Long, cache: &mut ChunkCache, out: &mut Vec<u32>) {
         let b = text.as_bytes();
         if b.is_empty() {
             return;
@@ -384,6 +417,20 @@ impl Fused {
             }
         }
     }
+}
+
+/// The start of the next line the memo looks up, from `pos` on: the line
+/// at `pos` when `hot` (never the text's first, which alone takes the
+/// dummy prefix), else the first sample, the first line to start at or
+/// after `sample_at`.
+#[inline(always)]
+fn next_lookup(b: &[u8], pos: usize, sample_at: usize, hot: bool) -> Option<usize> {
+    let start = match (hot, pos) {
+        (true, 0) => line_end(b, 0),
+        (true, _) => pos,
+        (false, _) => line_end(b, (sample_at - 1).max(pos).min(b.len())),
+    };
+    (start < b.len()).then_some(start)
 }
 
 /// The normalized form of a chunk: every space as `▁`.

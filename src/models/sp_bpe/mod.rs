@@ -15,6 +15,7 @@
 
 mod cache;
 mod fused;
+mod lines;
 mod merge;
 mod tables;
 
@@ -274,12 +275,17 @@ fn fast_path(
     if byte_fallback && byte_ids.contains(&NONE) {
         return None;
     }
+    let tables = tables::Tables::build(pieces, types)?;
+    // a line encodes alone where `\n` is always cut off and unknowns are
+    // bytes (an `<unk>` would fuse with one on the line before)
+    let lines = byte_fallback && !tables.joins_any(u32::from(b'\n'));
     Some(fused::Fused {
-        tables: tables::Tables::build(pieces, types)?,
+        tables,
         byte_fallback,
         byte_ids: *byte_ids,
         unk,
         generation: cache::next_generation(),
+        lines,
     })
 }
 

@@ -197,6 +197,11 @@ impl Tables {
         }
     }
 
+    /// Is the character `code` beside another in some piece?
+    pub fn joins_any(&self, code: u32) -> bool {
+        self.info(code) & (JOINS_LEFT | JOINS_RIGHT) != 0
+    }
+
     /// May the characters `x` then `y` end up in one symbol?
     #[inline(always)]
     pub fn joined(&self, x: u32, ix: u32, y: u32, iy: u32) -> bool {
