@@ -184,7 +184,9 @@ def _prepare_pud(work: Path) -> Corpus | None:
     files = sorted(PUD.glob("*.txt"))
     if len(files) < 2:
         return None
-    languages, dev, held = {}, {}, []
+    languages: dict[str, str] = {}
+    dev: dict[str, str] = {}
+    held: list[str] = []
     for f in files:
         lines = f.read_text(encoding="utf-8").splitlines()
         for part, (a, b), into in (("train", TRAIN, languages), ("dev", DEV, dev)):
@@ -280,7 +282,7 @@ def merge_rows(old: list[list[Any]], new: list[list[Any]]) -> list[list[Any]]:
     return out
 
 
-COLUMNS = [
+COLUMNS: list[Any] = [
     {"name": "corpus", "group": True}, {"name": "vocab", "format": "{:,}"}, "trainer",
     {"name": "bytes/token", "format": "{:.3f}"}, {"name": "Rényi 2.5", "format": "{:.3f}"},
     {"name": "fertility", "format": "{:.3f}"}, {"name": "parity spread", "format": "{:.3f}"},
