@@ -1329,7 +1329,8 @@ impl WordCounter_ {
             let counts = &self.inner.counts;
             let t = with_events(py, callback, |on_event| bpe_trainer::train(counts, &cfg, on_event))?;
             let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
-            let alphabet = t.tokens[..t.alphabet_size].iter().map(|b| text(b)).collect();
+            let mut alphabet: Vec<String> = t.tokens[..t.alphabet_size].iter().map(|b| text(b)).collect();
+            crate::trainers::sp_common::order_by_frequency(counts, &mut alphabet);
             let merged = t
                 .merges
                 .iter()

@@ -366,9 +366,10 @@ def train_sentencepiece_bpe(
     Words are ``▁``-prefixed runs between spaces, as characters; each step
     merges the most frequent adjacent pair whose result may be a piece (one
     script, ``▁`` only in front, at most ``max_piece_length`` characters);
-    ties go to the pair of smaller ids. A piece's score is minus its merge
-    rank, so the saved ``.model`` encodes in ``sentencepiece`` exactly as
-    here; the kept characters follow the merged pieces. ``vocab_size``, the
+    ties go, as in ``spm_train``, to the shorter piece, then the smaller
+    string. A piece's score is minus its merge rank, so the saved ``.model``
+    encodes in ``sentencepiece`` exactly as here; the kept characters follow
+    the merged pieces, most frequent first. ``vocab_size``, the
     special pieces and ``normalization_rule_name`` are as in :func:`train_unigram`.
     """
     if other:
@@ -428,10 +429,9 @@ def train_sentencepiece_bpe(
             f"vocab_size={vocab_size}; lower vocab_size, train on more text, or pass "
             f"hard_vocab_limit=False"
         )
-    # scores: minus the merge rank; the characters (in code point order) after them
+    # scores: minus the merge rank; the characters (most frequent first) after them
     learned = [(p, -float(i)) for i, p in enumerate(pieces)]
-    learned.extend((c, -float(len(pieces) + i))
-                   for i, c in enumerate(sorted(alphabet)))
+    learned.extend((c, -float(len(pieces) + i)) for i, c in enumerate(alphabet))
     tok = _build(
         spm.BPE, meta, learned, vocab_size=vocab_size, byte_fallback=byte_fallback,
         character_coverage=character_coverage, max_piece_length=max_piece_length,

@@ -296,19 +296,91 @@ pub(crate) fn merge_loop(
     limits: &Limits,
     on_event: &mut dyn FnMut(TrainEvent) -> Result<()>,
 ) -> Result<Vec<(u32, u32, u32, u64)>> {
+    if limits.sp_rules.is_some() {
+        merge_loop_with(state, limits, on_event, sp_tie, Some(sp_tie_exact))
+    } else {
+        merge_loop_with(state, limits, on_event, |_, _| (), None)
+    }
+}
+
+/// Orders two pairs alike in their tie key (given the tokens' bytes).
+type ExactTie = fn(&[Vec<u8>], (u32, u32), (u32, u32)) -> std::cmp::Ordering;
+
+/// The exact form of `sp_tie`, for pairs alike in it: the smaller string.
+fn sp_tie_exact(tokens: &[Vec<u8>], x: (u32, u32), y: (u32, u32)) -> std::cmp::Ordering {
+    let piece = |(a, b): (u32, u32)| tokens[a as usize].iter().chain(&tokens[b as usize]);
+    piece(x).cmp(piece(y))
+}
+
+/// The best pair of the queue, its count and tie key; among pairs whose
+/// keys are equal, the least by `exact` (then the smallest ids).
+fn pop_best<K: Ord + Copy>(
+    queue: &mut PairQueue<K>,
+    words: &Words,
+    tokens: &[Vec<u8>],
+    tie: &impl Fn(&[Vec<u8>], (u32, u32)) -> K,
+    exact: Option<ExactTie>,
+) -> Option<((u32, u32), i64)> {
+    let key = |p| tie(tokens, p);
+    let (mut best, count, k) = queue.pop_keyed(words, &key)?;
+    let Some(exact) = exact else {
+        return Some((best, count));
+    };
+    let mut back = Vec::new();
+    while queue.peek() == Some((count, k)) {
+        let Some((p, c, pk)) = queue.pop_keyed(words, &key) else {
+            break;
+        };
+        if (c, pk) != (count, k) {
+            back.push((p, c, pk));
+            break;
+        }
+        if exact(tokens, p, best).then(p.cmp(&best)).is_lt() {
+            back.push((best, c, pk));
+            best = p;
+        } else {
+            back.push((p, c, pk));
+        }
+    }
+    for (p, c, pk) in back {
+        queue.push_back(p, c, pk);
+    }
+    Some((best, count))
+}
+
+/// `spm_train`'s order among pairs of equal count: the shorter piece (in
+/// characters), then the smaller string (its first 16 bytes here; pairs
+/// alike in those fall back to the smaller ids).
+fn sp_tie(tokens: &[Vec<u8>], (a, b): (u32, u32)) -> (u32, u128) {
+    let piece = || tokens[a as usize].iter().chain(&tokens[b as usize]);
+    let chars = piece().filter(|&&x| x & 0xC0 != 0x80).count() as u32;
+    let mut head = [0u8; 16];
+    for (h, &x) in head.iter_mut().zip(piece()) {
+        *h = x;
+    }
+    (chars, u128::from_be_bytes(head))
+}
+
+fn merge_loop_with<K: Ord + Copy>(
+    state: &mut Symbols,
+    limits: &Limits,
+    on_event: &mut dyn FnMut(TrainEvent) -> Result<()>,
+    tie: impl Fn(&[Vec<u8>], (u32, u32)) -> K,
+    exact: Option<ExactTie>,
+) -> Result<Vec<(u32, u32, u32, u64)>> {
     let Symbols {
         words,
         tokens,
         unit_len,
     } = state;
     let target = limits.target;
-    let mut queue = PairQueue::new(words, target);
+    let mut queue = PairQueue::new(words, target, &|p| tie(tokens, p));
     // (at most one merge per distinct pair: the target may be far larger)
     let mut merges: Vec<(u32, u32, u32, u64)> = Vec::with_capacity(target.min(1 << 20));
     let report_every = (target / 200).max(1);
     let prefix_len = limits.prefix_len;
     while merges.len() < target {
-        let Some((pair, count)) = queue.pop(words) else {
+        let Some((pair, count)) = pop_best(&mut queue, words, tokens, &tie, exact) else {
             break;
         };
         if (count as u64) < limits.min_frequency.max(1) {
@@ -358,7 +430,7 @@ pub(crate) fn merge_loop(
             })?;
         }
 
-        queue.merge(words, pair, new_id);
+        queue.merge(words, pair, new_id, &|p| tie(tokens, p));
     }
     on_event(TrainEvent::Progress {
         done: merges.len(),

@@ -1,9 +1,11 @@
 //! The BPE merge loop's pairs: the counts of adjacent pairs, a max-heap to
 //! find the best, and the pair -> words index to apply a merge.
 //!
-//! Order: the highest count first; among equal counts the smallest
-//! (left id, right id). The heap is lazy: a popped entry whose count is stale
-//! goes back with its current count.
+//! Order: the highest count first; among equal counts the smallest tie key
+//! (`K`, a function of the pair given by the trainer: `()` for BPE as
+//! `tokenizers` trains it), then the smallest (left id, right id). The heap
+//! is lazy: a popped entry whose count is stale goes back with its current
+//! count.
 //!
 //! Memory: most pairs a corpus holds, and most pairs a merge makes, are rare
 //! and never merged, yet a count, a heap entry and a word list for each
@@ -25,11 +27,11 @@ use std::collections::BinaryHeap;
 
 type Pair = (u32, u32);
 
-pub(crate) struct PairQueue {
+pub(crate) struct PairQueue<K: Ord + Copy = ()> {
     /// Exact counts of the tracked pairs: every pair counted at least
     /// `floor` times, and some below it.
     counts: FxHashMap<Pair, i64>,
-    heap: BinaryHeap<(i64, Reverse<Pair>)>,
+    heap: BinaryHeap<(i64, Reverse<(K, Pair)>)>,
     index: PairIndex,
     floor: i64,
     /// Pairs that must never merge (kept out of every recount).
@@ -47,9 +49,10 @@ pub(crate) struct PairQueue {
     new_pairs: FxHashMap<Pair, Vec<u32>>,
 }
 
-impl PairQueue {
-    /// The pairs of `words`, for a run of `merges` merges.
-    pub fn new(words: &Words, merges: usize) -> Self {
+impl<K: Ord + Copy> PairQueue<K> {
+    /// The pairs of `words`, for a run of `merges` merges; `tie` gives a
+    /// pair's tie key.
+    pub fn new(words: &Words, merges: usize, tie: &impl Fn(Pair) -> K) -> Self {
         let mut queue = PairQueue {
             counts: FxHashMap::default(),
             heap: BinaryHeap::new(),
@@ -63,7 +66,7 @@ impl PairQueue {
             deltas: FxHashMap::default(),
             new_pairs: FxHashMap::default(),
         };
-        queue.recount(words);
+        queue.recount(words, tie);
         queue
     }
 
@@ -71,7 +74,7 @@ impl PairQueue {
     /// the count of the best pair the merges still wanted could reach (new
     /// pairs take some of their places; a floor too high costs one more
     /// recount). Returns whether any pair is left.
-    fn recount(&mut self, words: &Words) -> bool {
+    fn recount(&mut self, words: &Words, tie: &impl Fn(Pair) -> K) -> bool {
         self.recounts += 1;
         self.index = PairIndex::default();
         self.heap = BinaryHeap::new();
@@ -86,7 +89,7 @@ impl PairQueue {
         if self.counts.is_empty() {
             return false;
         }
-        self.rebuild(words, Self::floor_for(&self.counts, self.wanted));
+        self.rebuild(words, Self::floor_for(&self.counts, self.wanted), tie);
         true
     }
 
@@ -94,7 +97,7 @@ impl PairQueue {
     /// and the index built again from the words as they are. Past a recount
     /// the floor only goes up: only the counts above the old floor are all
     /// known.
-    fn rebuild(&mut self, words: &Words, floor: i64) {
+    fn rebuild(&mut self, words: &Words, floor: i64, tie: &impl Fn(Pair) -> K) {
         self.rebuilds += 1;
         self.index = PairIndex::default();
         self.floor = floor;
@@ -102,7 +105,7 @@ impl PairQueue {
         self.counts.shrink_to_fit();
         let counts = &self.counts;
         self.index = PairIndex::build(words, |p| counts.contains_key(&p));
-        self.heap = counts.iter().map(|(p, c)| (*c, Reverse(*p))).collect();
+        self.heap = counts.iter().map(|(p, c)| (*c, Reverse((tie(*p), *p)))).collect();
     }
 
     /// Half the count of the `wanted`-th best pair (1 when fewer are left).
@@ -115,13 +118,23 @@ impl PairQueue {
         (*kth / 2).max(1)
     }
 
-    /// The best pair and its count, or `None` when no pair is left.
-    pub fn pop(&mut self, words: &Words) -> Option<(Pair, i64)> {
+    /// The count and tie key of the entry on top of the heap (perhaps stale).
+    pub fn peek(&self) -> Option<(i64, K)> {
+        self.heap.peek().map(|&(count, Reverse((key, _)))| (count, key))
+    }
+
+    /// Put back a pair `pop_keyed` gave (not merged after all, for now).
+    pub fn push_back(&mut self, pair: Pair, count: i64, key: K) {
+        self.heap.push((count, Reverse((key, pair))));
+    }
+
+    /// The best pair, its count and tie key, or `None` when no pair is left.
+    pub fn pop_keyed(&mut self, words: &Words, tie: &impl Fn(Pair) -> K) -> Option<(Pair, i64, K)> {
         loop {
-            let Some((count, Reverse(pair))) = self.heap.pop() else {
+            let Some((count, Reverse((key, pair)))) = self.heap.pop() else {
                 // every pair at the floor is merged or refused: those left
                 // are below it
-                if self.floor == 1 || !self.recount(words) {
+                if self.floor == 1 || !self.recount(words, tie) {
                     return None;
                 }
                 continue;
@@ -129,10 +142,10 @@ impl PairQueue {
             let actual = self.counts.get(&pair).copied().unwrap_or(0);
             if actual == count {
                 self.last = count;
-                return Some((pair, count));
+                return Some((pair, count, key));
             }
             if actual >= self.floor {
-                self.heap.push((actual, Reverse(pair)));
+                self.heap.push((actual, Reverse((key, pair))));
             }
         }
     }
@@ -145,7 +158,7 @@ impl PairQueue {
     }
 
     /// Replace `pair` by `t` in every word that holds it.
-    pub fn merge(&mut self, words: &mut Words, pair: Pair, t: u32) {
+    pub fn merge(&mut self, words: &mut Words, pair: Pair, t: u32, tie: &impl Fn(Pair) -> K) {
         let list = self.index.take(pair);
         self.deltas.clear();
         self.new_pairs.clear();
@@ -159,7 +172,7 @@ impl PairQueue {
                 // a new pair (it holds `t`): all its occurrences are here
                 if d >= self.floor {
                     self.counts.insert(p, d);
-                    self.heap.push((d, Reverse(p)));
+                    self.heap.push((d, Reverse((tie(p), p))));
                 }
             } else if let Some(c) = self.counts.get_mut(&p) {
                 *c += d;
@@ -175,7 +188,7 @@ impl PairQueue {
         }
         if self.index.stale() {
             // merges to come count at most `last`
-            self.rebuild(words, self.floor.max(self.last / 4));
+            self.rebuild(words, self.floor.max(self.last / 4), tie);
         }
     }
 }
@@ -237,14 +250,14 @@ mod tests {
             for (w, c) in &list {
                 words.push(w.iter().copied(), *c);
             }
-            let mut queue = PairQueue::new(&words, merges);
+            let mut queue = PairQueue::new(&words, merges, &|_| ());
             let mut got = Vec::new();
             let mut next = alphabet as u32;
             while got.len() < merges {
-                let Some((pair, count)) = queue.pop(&words) else {
+                let Some((pair, count, ())) = queue.pop_keyed(&words, &|_| ()) else {
                     break;
                 };
-                queue.merge(&mut words, pair, next);
+                queue.merge(&mut words, pair, next, &|_| ());
                 got.push((pair, count));
                 next += 1;
             }

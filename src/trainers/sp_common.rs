@@ -200,6 +200,20 @@ pub fn digamma(mut x: f64) -> f64 {
         - (127.0 / 30720.0) * xx4 * xx4
 }
 
+/// Order `chars` (single characters) as `spm_train` lists the characters of
+/// a model: the most frequent in the counted words first, equal counts by
+/// code point.
+pub fn order_by_frequency(counts: &FxHashMap<Vec<u8>, u64>, chars: &mut [String]) {
+    let mut freq: FxHashMap<char, u64> = FxHashMap::default();
+    for (w, c) in counts {
+        for ch in String::from_utf8_lossy(w).chars() {
+            *freq.entry(ch).or_insert(0) += c;
+        }
+    }
+    let count = |s: &str| s.chars().next().and_then(|c| freq.get(&c)).copied().unwrap_or(0);
+    chars.sort_by(|a, b| count(b).cmp(&count(a)).then_with(|| a.cmp(b)));
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
