@@ -6,7 +6,8 @@ import sys
 from collections.abc import Callable, Collection
 from typing import Any, Literal, final
 
-__all__ = ["Tokenizer", "FastEncode", "IdBuffer", "TrainedBpe", "WordCounter", "check_regex",
+__all__ = ["Tokenizer", "FastEncode", "IdBuffer", "TrainedBpe", "TrainedPicky", "WordCounter",
+           "check_regex",
            "read_counts_header", "train_parity_bpe",
            "_unigram_seed", "_unigram_e_step", "_unigram_m_step", "_unigram_prune",
            "bytes_to_unicode", "after_fork", "default_threads", "_panic_for_test",

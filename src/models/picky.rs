@@ -212,8 +212,8 @@ impl PickyBpe {
             if !alive[s] {
                 continue;
             }
-            match &self.steps[e as usize] {
-                &Step::Merge { left, right, new } => {
+            match self.steps[e as usize] {
+                Step::Merge { left, right, new } => {
                     let s2 = s + len(tok[s]);
                     if tok[s] != left || s2 >= n || tok[s2] != right {
                         continue;
@@ -226,7 +226,7 @@ impl PickyBpe {
                     }
                     self.schedule(&mut heap, &tok, &prev, s, s3, n, e + 1);
                 }
-                &Step::Remove { token, parts } => {
+                Step::Remove { token, parts } => {
                     if tok[s] != token {
                         continue;
                     }
@@ -305,9 +305,9 @@ impl PickyBpe {
         let s = |sym: u32| crate::bytelevel::bytes_to_string(&self.syms[sym as usize]);
         self.steps
             .iter()
-            .map(|step| match step {
-                &Step::Merge { left, right, .. } => json!([s(left), s(right)]),
-                &Step::Remove { token, parts } => json!({
+            .map(|step| match *step {
+                Step::Merge { left, right, .. } => json!([s(left), s(right)]),
+                Step::Remove { token, parts } => json!({
                     "remove": s(token),
                     "into": self.parts[parts.0 as usize..parts.1 as usize].iter().map(|&p| s(p)).collect::<Vec<_>>(),
                 }),
