@@ -991,6 +991,13 @@ impl TrainedPicky {
     fn removals(&self) -> usize {
         self.inner.removals()
     }
+
+    /// Whether training stopped at its guard (`MAX_MERGES_PER_SLOT` merges
+    /// per slot) rather than with a full vocabulary or no pair left.
+    #[getter]
+    fn stopped_by_guard(&self) -> bool {
+        self.inner.stopped_by_guard
+    }
 }
 
 #[pyclass(module = "tokensmith._core")]

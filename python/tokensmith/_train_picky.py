@@ -16,7 +16,11 @@ from typing import Any
 
 from .errors import ConfigError
 
-__all__ = ["check_picky", "format_removal"]
+__all__ = ["MAX_MERGES_PER_SLOT", "check_picky", "format_removal"]
+
+#: The trainer's guard: at most this many merges per learned vocabulary slot
+#: (``src/trainers/picky.rs``).
+MAX_MERGES_PER_SLOT = 4
 
 
 def check_picky(threshold: Any, *, byte_level: bool, parity: bool,
@@ -46,7 +50,8 @@ def check_picky(threshold: Any, *, byte_level: bool, parity: bool,
 
 def format_removal(index: int, token: bytes, ios: float, left: bytes, right: bytes,
                    merge: int) -> str:
-    """One line of the training trace: ``remove 12: b'ab' (IoS 0.95) after merge 10
-    (b'ab', b'c')``; ``index`` counts the events (merges and removals)."""
-    return (f"remove {index}: {token!r} (IoS {ios:.3f}) after merge {merge} "
-            f"({left!r}, {right!r})")
+    """One line of the training trace, after the merge's own line:
+    ``remove b'ab' (IoS 0.950) after merge 10 (b'ab', b'c')``. (``index``, the
+    removal's place among all events, is the callback's only.)"""
+    del index
+    return f"remove {token!r} (IoS {ios:.3f}) after merge {merge} ({left!r}, {right!r})"

@@ -14,7 +14,7 @@ from ._line_sample import LineSample
 from ._options import check_options
 from ._progress import TrainingEvents, format_merge
 from ._train_parity import ParityMeasure, parity_plan, train_parity
-from ._train_picky import check_picky
+from ._train_picky import MAX_MERGES_PER_SLOT, check_picky
 from .corpus import Files, count_corpus
 from .errors import (
     ConfigError,
@@ -513,7 +513,17 @@ def _finish_picky(trained: _core.TrainedPicky, events: TrainingEvents,
     comps: dict[str, Any] = dict(components, decoder=decoder, post_processor=None)
     core = _core.Tokenizer.from_trained_picky(trained, json.dumps(comps), json.dumps(added))
     tok = Tokenizer(core)
-    warn_shortfall(vocab_size, tok.vocab_size, min_frequency)
+    if trained.stopped_by_guard and tok.vocab_size < vocab_size:
+        import warnings
+
+        from .errors import VocabShortfallWarning
+
+        warnings.warn(VocabShortfallWarning(
+            f"vocab_size={vocab_size:,} asked for, {tok.vocab_size:,} trained: PickyBPE made "
+            f"{MAX_MERGES_PER_SLOT} merges per vocabulary slot while removals kept freeing "
+            f"slots; raise picky_threshold", vocab_size, tok.vocab_size), stacklevel=3)
+    else:
+        warn_shortfall(vocab_size, tok.vocab_size, min_frequency)
     if verbose:
         print(f"learned {learned:,} tokens with {trained.removals:,} removals in "
               f"{time.monotonic() - t1:.1f} s; vocabulary {tok.vocab_size:,} tokens", file=out)

@@ -47,7 +47,7 @@ pub struct PickyConfig {
     pub max_token_length: Option<usize>,
     /// τ: a part whose IoS reaches it is removed (in (0, 1]).
     pub threshold: f64,
-    /// Report the first `trace` events (merges and removals) one by one.
+    /// Report the first `trace` merges, and their removals, one by one.
     pub trace: usize,
 }
 
@@ -79,6 +79,8 @@ pub struct TrainedPicky {
     pub events: Vec<Event>,
     /// Whether each token is in the final vocabulary.
     pub present: Vec<bool>,
+    /// Training stopped at `MAX_MERGES_PER_SLOT` merges per slot.
+    pub stopped_by_guard: bool,
 }
 
 impl TrainedPicky {
@@ -169,7 +171,8 @@ pub fn train(
         let index = state.events.len();
         let t = state.merge(pair);
         merges += 1;
-        if index < cfg.trace {
+        let traced = merges <= cfg.trace;
+        if traced {
             on_event(TrainEvent::Merge {
                 index: merges - 1,
                 left: &state.tokens[a as usize],
@@ -189,7 +192,7 @@ pub fn train(
                 continue;
             };
             state.remove(x, ios, index);
-            if state.events.len() - 1 < cfg.trace {
+            if traced {
                 on_event(TrainEvent::Removal {
                     index: state.events.len() - 1,
                     token: &state.tokens[x as usize],
@@ -215,6 +218,7 @@ pub fn train(
         tokens: state.tokens,
         events: state.events,
         present: state.present,
+        stopped_by_guard: merges >= limit && state.vocab < cfg.vocab_size,
     })
 }
 

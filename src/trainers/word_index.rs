@@ -363,6 +363,27 @@ mod tests {
     }
 
     #[test]
+    fn split_gives_back_the_parts_and_their_pairs() {
+        // 9 = (1, 2) merged earlier; word 0 count 1, word 1 count 2
+        let mut w = words(&[&[1, 2, 1, 2], &[3, 1, 2]]);
+        let (mut d, mut np) = (FxHashMap::default(), FxHashMap::default());
+        w.apply_merge(&[0, 1], (1, 2), 9, &mut d, &mut np, |_| {});
+        assert_eq!(w.get(0), &[9, 9]);
+        let (mut deltas, mut new_pairs) = (FxHashMap::default(), FxHashMap::default());
+        let mut split = 0;
+        w.apply_split(&[0, 1], 9, &[1, 2], &mut deltas, &mut new_pairs, |c| split += c);
+        assert_eq!(w.get(0), &[1, 2, 1, 2]);
+        assert_eq!(w.get(1), &[3, 1, 2]);
+        assert_eq!(split, 2 + 2);
+        assert_eq!(deltas[&(9, 9)], -1);
+        assert_eq!(deltas[&(3, 9)], -2);
+        assert_eq!(deltas[&(1, 2)], 2 + 2);
+        assert_eq!(deltas[&(2, 1)], 1);
+        assert_eq!(deltas[&(3, 1)], 2);
+        assert_eq!(new_pairs[&(1, 2)], vec![0, 1]);
+    }
+
+    #[test]
     fn index_lists_each_word_once_and_rebuilds_exact() {
         let mut w = words(&[&[1, 2, 1, 2], &[2, 1], &[1, 2, 3]]);
         let mut idx = PairIndex::build(&w, |_| true);
