@@ -290,3 +290,15 @@ def test_fewer_residues_than_plain_bpe_on_real_text() -> None:
     found_plain = ts.diagnose(plain, texts=held_out).residues or []
     found_picky = ts.diagnose(picky, texts=held_out).residues or []
     assert len(found_picky) < len(found_plain)
+
+
+def test_batches_and_offsets_agree_with_single_encodes(picky: ts.Tokenizer) -> None:
+    texts = built_lines(12, 60) + ADVERSARIAL
+    singles = [picky.encode(t) for t in texts]
+    assert picky.encode_batch(texts) == singles
+    assert picky.encode_batch(texts) == singles  # (now from the chunk cache)
+    for text, ids in zip(texts, singles, strict=True):
+        assert picky.encode_full(text).ids == ids
+    ascii_text = "the construction of national stations, reductions..."
+    offsets = picky.encode_full(ascii_text).offsets
+    assert "".join(ascii_text[a:b] for a, b in offsets) == ascii_text
