@@ -983,20 +983,20 @@ impl TrainedPicky {
 
     /// The tokens of the vocabulary, the 256 bytes included (no special tokens).
     #[getter]
-    fn vocab_len(&self) -> usize {
-        self.inner.vocab_len()
+    fn vocab_len(&self) -> PyResult<usize> {
+        guarded(|| Ok(self.inner.vocab_len()))
     }
 
     #[getter]
-    fn removals(&self) -> usize {
-        self.inner.removals()
+    fn removals(&self) -> PyResult<usize> {
+        guarded(|| Ok(self.inner.removals()))
     }
 
     /// Whether training stopped at its guard (`MAX_MERGES_PER_SLOT` merges
     /// per slot) rather than with a full vocabulary or no pair left.
     #[getter]
-    fn stopped_by_guard(&self) -> bool {
-        self.inner.stopped_by_guard
+    fn stopped_by_guard(&self) -> PyResult<bool> {
+        guarded(|| Ok(self.inner.stopped_by_guard))
     }
 }
 
