@@ -546,30 +546,17 @@ impl Tokenizer {
             let model = guard
                 .take()
                 .ok_or_else(|| PyValueError::new_err("this trained model was already used"))?;
-            let comps: serde_json::Value =
-                serde_json::from_str(components_json).map_err(|e| err(Error::Format(format!("components: {e}"))))?;
-            let get = |k: &str| comps.get(k).cloned().unwrap_or(serde_json::Value::Null);
-            let de = |k: &str| -> PyResult<serde_json::Value> { Ok(get(k)) };
-            let normalizer: Option<Normalizer> = serde_json::from_value(de("normalizer")?)
-                .map_err(|e| err(Error::Format(format!("normalizer: {e}"))))?;
-            let pre: Option<PreTokenizer> = serde_json::from_value(de("pre_tokenizer")?)
-                .map_err(|e| err(Error::Format(format!("pre_tokenizer: {e}"))))?;
-            let post = serde_json::from_value(de("post_processor")?)
-                .map_err(|e| err(Error::Format(format!("post_processor: {e}"))))?;
-            let decoder =
-                serde_json::from_value(de("decoder")?).map_err(|e| err(Error::Format(format!("decoder: {e}"))))?;
-            let added: Vec<AddedToken> =
-                serde_json::from_str(added_json).map_err(|e| err(Error::Format(format!("added_tokens: {e}"))))?;
-            let mut model = model;
-            // as `tokenizers` trainers do, special tokens are in the model vocabulary too
-            for t in &added {
-                model.push_token(t.content.as_bytes(), t.id);
-            }
-            if let Some(unk) = comps.get("unk_token").and_then(|v| v.as_str()) {
-                model.set_unk(unk);
-            }
-            let t = CoreTokenizer::new(normalizer, pre, ModelKind::Bpe(model), post, decoder, added).map_err(err)?;
-            Ok(Tokenizer::wrap(t))
+            assemble_trained(ModelKind::Bpe(model), components_json, added_json)
+        })
+    }
+
+    /// Build from a trained PickyBPE model and the components, as
+    /// `tokenizer.json` writes them.
+    #[staticmethod]
+    fn from_trained_picky(trained: &TrainedPicky, components_json: &str, added_json: &str) -> PyResult<Self> {
+        guarded(|| {
+            let model = trained.inner.to_model().map_err(err)?;
+            assemble_trained(model, components_json, added_json)
         })
     }
 
@@ -929,6 +916,90 @@ impl Tokenizer {
     }
 }
 
+/// The pipeline around a trained model (see `Tokenizer::from_trained`).
+fn assemble_trained(model: ModelKind, components_json: &str, added_json: &str) -> PyResult<Tokenizer> {
+    let comps: serde_json::Value =
+        serde_json::from_str(components_json).map_err(|e| err(Error::Format(format!("components: {e}"))))?;
+    let get = |k: &str| comps.get(k).cloned().unwrap_or(serde_json::Value::Null);
+    let de = |k: &str| -> PyResult<serde_json::Value> { Ok(get(k)) };
+    let normalizer: Option<Normalizer> =
+        serde_json::from_value(de("normalizer")?).map_err(|e| err(Error::Format(format!("normalizer: {e}"))))?;
+    let pre: Option<PreTokenizer> =
+        serde_json::from_value(de("pre_tokenizer")?).map_err(|e| err(Error::Format(format!("pre_tokenizer: {e}"))))?;
+    let post = serde_json::from_value(de("post_processor")?)
+        .map_err(|e| err(Error::Format(format!("post_processor: {e}"))))?;
+    let decoder = serde_json::from_value(de("decoder")?).map_err(|e| err(Error::Format(format!("decoder: {e}"))))?;
+    let added: Vec<AddedToken> =
+        serde_json::from_str(added_json).map_err(|e| err(Error::Format(format!("added_tokens: {e}"))))?;
+    let mut model = model;
+    // as `tokenizers` trainers do, special tokens are in the model vocabulary too
+    for t in &added {
+        model.push_token(t.content.as_bytes(), t.id);
+    }
+    if let Some(unk) = comps.get("unk_token").and_then(|v| v.as_str()) {
+        model.set_unk(unk);
+    }
+    let t = CoreTokenizer::new(normalizer, pre, model, post, decoder, added).map_err(err)?;
+    Ok(Tokenizer::wrap(t))
+}
+
+/// A PickyBPE training's result (see `trainers::picky`).
+#[pyclass(module = "tokensmith._core")]
+struct TrainedPicky {
+    inner: crate::trainers::picky::TrainedPicky,
+}
+
+#[pymethods]
+impl TrainedPicky {
+    /// The events in order: ("merge", left, right, count) and
+    /// ("remove", token, parts, IoS, index of the triggering merge event),
+    /// tokens as bytes.
+    fn events<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        use crate::trainers::picky::Event;
+        guarded(|| {
+            let tok = |i: u32| PyBytes::new(py, &self.inner.tokens[i as usize]);
+            let mut items: Vec<Bound<'py, PyAny>> = Vec::with_capacity(self.inner.events.len());
+            for e in &self.inner.events {
+                items.push(match e {
+                    Event::Merge { left, right, count, .. } => {
+                        ("merge", tok(*left), tok(*right), *count).into_pyobject(py)?.into_any()
+                    }
+                    Event::Remove {
+                        token,
+                        parts,
+                        ios,
+                        merge,
+                    } => {
+                        let parts: Vec<Bound<'py, PyBytes>> = parts.iter().map(|&p| tok(p)).collect();
+                        ("remove", tok(*token), parts, *ios, *merge)
+                            .into_pyobject(py)?
+                            .into_any()
+                    }
+                });
+            }
+            PyList::new(py, items)
+        })
+    }
+
+    /// The tokens of the vocabulary, the 256 bytes included (no special tokens).
+    #[getter]
+    fn vocab_len(&self) -> PyResult<usize> {
+        guarded(|| Ok(self.inner.vocab_len()))
+    }
+
+    #[getter]
+    fn removals(&self) -> PyResult<usize> {
+        guarded(|| Ok(self.inner.removals()))
+    }
+
+    /// Whether training stopped at its guard (`MAX_MERGES_PER_SLOT` merges
+    /// per slot) rather than with a full vocabulary or no pair left.
+    #[getter]
+    fn stopped_by_guard(&self) -> PyResult<bool> {
+        guarded(|| Ok(self.inner.stopped_by_guard))
+    }
+}
+
 #[pyclass(module = "tokensmith._core")]
 struct TrainedBpe {
     model: std::sync::Mutex<Option<Bpe>>,
@@ -1169,6 +1240,36 @@ impl WordCounter_ {
                 merges: t.merges,
                 alphabet_size: t.alphabet_size,
             })
+        })
+    }
+
+    /// PickyBPE (see `trainers::picky`): byte-level merges, and removals of
+    /// the parts whose IoS reaches `threshold`.
+    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (vocab_size, min_frequency, max_token_length, threshold, trace, callback=None))]
+    fn train_picky_bpe(
+        &self,
+        py: Python<'_>,
+        vocab_size: usize,
+        min_frequency: u64,
+        max_token_length: Option<usize>,
+        threshold: f64,
+        trace: usize,
+        callback: Option<Py<PyAny>>,
+    ) -> PyResult<TrainedPicky> {
+        guarded(|| {
+            let cfg = crate::trainers::picky::PickyConfig {
+                vocab_size,
+                min_frequency,
+                max_token_length,
+                threshold,
+                trace,
+            };
+            let counts = &self.inner.counts;
+            let inner = with_events(py, callback, |on_event| {
+                crate::trainers::picky::train(counts, &cfg, on_event)
+            })?;
+            Ok(TrainedPicky { inner })
         })
     }
 
@@ -1492,6 +1593,27 @@ fn with_events<T: Send>(
                             ),
                         ),
                     ),
+                    TrainEvent::Removal {
+                        index,
+                        token,
+                        ios,
+                        left,
+                        right,
+                        merge,
+                    } => cb.call1(
+                        py,
+                        (
+                            "removal",
+                            (
+                                index,
+                                PyBytes::new(py, token),
+                                ios,
+                                PyBytes::new(py, left),
+                                PyBytes::new(py, right),
+                                merge,
+                            ),
+                        ),
+                    ),
                     TrainEvent::Progress { done, total } => cb.call1(py, ("progress", (done, total))),
                     TrainEvent::Em {
                         round,
@@ -1696,6 +1818,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     #[cfg(all(not(Py_LIMITED_API), target_endian = "little"))]
     m.add_class::<IdBuffer>()?;
     m.add_class::<TrainedBpe>()?;
+    m.add_class::<TrainedPicky>()?;
     m.add("WordCounter", m.py().get_type::<WordCounter_>())?;
     m.add_function(wrap_pyfunction!(read_counts_header, m)?)?;
     m.add_function(wrap_pyfunction!(check_regex, m)?)?;

@@ -6,7 +6,8 @@ import sys
 from collections.abc import Callable, Collection
 from typing import Any, Literal, final
 
-__all__ = ["Tokenizer", "FastEncode", "IdBuffer", "TrainedBpe", "WordCounter", "check_regex",
+__all__ = ["Tokenizer", "FastEncode", "IdBuffer", "TrainedBpe", "TrainedPicky", "WordCounter",
+           "check_regex",
            "read_counts_header", "train_parity_bpe",
            "_unigram_seed", "_unigram_e_step", "_unigram_m_step", "_unigram_prune",
            "bytes_to_unicode", "after_fork", "default_threads", "_panic_for_test",
@@ -29,6 +30,9 @@ class Tokenizer:
     def from_json_file(path: str) -> Tokenizer: ...
     @staticmethod
     def from_trained(trained: TrainedBpe, components_json: str, added_json: str) -> Tokenizer: ...
+    @staticmethod
+    def from_trained_picky(trained: TrainedPicky, components_json: str,
+                           added_json: str) -> Tokenizer: ...
     @staticmethod
     def from_sentencepiece(data: bytes) -> Tokenizer: ...
     @staticmethod
@@ -103,6 +107,16 @@ class TrainedBpe:
     def merges(self) -> list[tuple[int, int, int, int]]: ...
 
 @final
+class TrainedPicky:
+    def events(self) -> list[tuple[Any, ...]]: ...
+    @property
+    def vocab_len(self) -> int: ...
+    @property
+    def removals(self) -> int: ...
+    @property
+    def stopped_by_guard(self) -> bool: ...
+
+@final
 class WordCounter:
     def __new__(cls, components_json: str) -> WordCounter: ...
     def feed(self, texts: list[str]) -> None: ...
@@ -130,6 +144,10 @@ class WordCounter:
         end_of_word_suffix: str | None, limit_alphabet: int | None, trace: int,
         callback: _Callback | None = None,
     ) -> TrainedBpe: ...
+    def train_picky_bpe(
+        self, vocab_size: int, min_frequency: int, max_token_length: int | None,
+        threshold: float, trace: int, callback: _Callback | None = None,
+    ) -> TrainedPicky: ...
     def continue_bpe(
         self, tokenizer: Tokenizer, new_tokens: int, min_frequency: int,
         max_token_length: int | None, byte_level: bool, continuing_subword_prefix: str | None,

@@ -122,6 +122,10 @@ class TrainingEvents:
             self.callback(kind, data)
         if kind == "merge" and self.verbose:
             print(format_merge(*data[:5]) + _chosen_for(data[5:]), file=self.out)
+        elif kind == "removal" and self.verbose:
+            from ._train_picky import format_removal
+
+            print(format_removal(*data), file=self.out)
         elif kind == "em" and self.verbose:
             print(format_em_step(*data), file=self.out)
         elif kind == "progress" and self.show_bar:

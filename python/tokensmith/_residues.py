@@ -75,7 +75,10 @@ def residues(
                if i not in kinds.special and i not in kinds.byte_fallback
                and len(_chars(token_text(tok, i))) > 1]
     if merges:
-        inside = _inside_merge_trees(vocab, merges, emitted, kinds.prefix)
+        # (a PickyBPE's trees pass through the tokens it removed: they are nodes, but
+        # not in the vocabulary)
+        through = getattr(tok._core, "model_type", "") == "PickyBPE"
+        inside = _inside_merge_trees(vocab, merges, emitted, kinds.prefix, through)
     else:
         inside = _inside_substrings(tok, learned, emitted)
     found = []
@@ -99,16 +102,26 @@ def _chars(raw: bytes) -> str:
 
 
 def _inside_merge_trees(vocab: dict[str, int], merges: Sequence[tuple[str, str]],
-                        emitted: Counter[int], prefix: str) -> dict[int, int]:
+                        emitted: Counter[int], prefix: str,
+                        through_unknown: bool = False) -> dict[int, int]:
     """Per token, the nodes it is in the merge trees of the emitted tokens: each
     merged token passes its count (its own and its trees') to its two parts, later
-    merges first."""
+    merges first. With ``through_unknown``, tokens the vocabulary does not have (a
+    PickyBPE's removed tokens) are nodes too, under ids of their own (negative)."""
+    extra: dict[str, int] = {}
+
+    def id_of(token: str) -> int | None:
+        if token in vocab or not through_unknown:
+            return vocab.get(token)
+        return extra.setdefault(token, -1 - len(extra))
+
     parts: list[tuple[int, int, int]] = []
     seen: set[int] = set()
     for a, b in merges:
         merged = a + (b[len(prefix):] if prefix and b.startswith(prefix) else b)
-        j = vocab.get(merged, vocab.get(a + b))
-        ia, ib = vocab.get(a), vocab.get(b)
+        j = vocab.get(merged, vocab.get(a + b)) if merged in vocab or not through_unknown \
+            else id_of(merged)
+        ia, ib = id_of(a), id_of(b)
         if j is None or ia is None or ib is None or j in seen:
             continue  # a second path to a token (rank files): its first one counts
         seen.add(j)

@@ -264,7 +264,8 @@ def _bpe_merges(tok: Tokenizer) -> list[tuple[str, str]]:
     """The merges of a BPE model in rank order.
 
     The core lists them for byte-level and character-level BPE; for other BPE
-    variants (SentencePiece BPE) they are read from the ``tokenizer.json`` text.
+    variants (SentencePiece BPE, PickyBPE's merge events) they are read from the
+    ``tokenizer.json`` text.
     """
     merges = list(tok.merges)
     if merges:
@@ -274,7 +275,8 @@ def _bpe_merges(tok: Tokenizer) -> list[tuple[str, str]]:
     except (ValueError, AttributeError):
         return []
     out: list[tuple[str, str]] = []
-    for m in model.get("merges") or []:
+    # (a PickyBPE's merges are its events that are pairs; removals are objects)
+    for m in model.get("merges") or model.get("events") or []:
         if isinstance(m, str) and " " in m:
             a, b = m.split(" ", 1)
             out.append((a, b))
@@ -331,7 +333,7 @@ def diagnose(
     complete = sum(hist.values())
     mean_length = sum(n * c for n, c in hist.items()) / complete if complete else 0.0
 
-    merges = _bpe_merges(tok) if kinds.model == "BPE" else []
+    merges = _bpe_merges(tok) if kinds.model in ("BPE", "PickyBPE") else []
     note = ""
     if merges:
         basis = "merge rank"

@@ -14,6 +14,7 @@ from ._line_sample import LineSample
 from ._options import check_options
 from ._progress import TrainingEvents, format_merge
 from ._train_parity import ParityMeasure, parity_plan, train_parity
+from ._train_picky import MAX_MERGES_PER_SLOT, check_picky
 from .corpus import Files, count_corpus
 from .errors import (
     ConfigError,
@@ -77,6 +78,7 @@ def train(
     callback: Callable[[str, tuple[Any, ...]], None] | None = ...,
     superword_start: int | None = ...,
     superword_words: int = ...,
+    picky_threshold: float | None = ...,
 ) -> Tokenizer: ...
 
 
@@ -310,6 +312,7 @@ def train_bpe(
     callback: Callable[[str, tuple[Any, ...]], None] | None = None,
     superword_start: int | None = None,
     superword_words: int = 4,
+    picky_threshold: float | None = None,
 ) -> Tokenizer:
     """Train BPE.
 
@@ -353,7 +356,21 @@ def train_bpe(
     language the merge was chosen for (``None`` for a classical merge), and its
     count is the pair's count in that language's training text (all languages'
     for a classical merge). See ``docs/parity.md`` for the formulas.
+
+    ``picky_threshold`` (PickyBPE, Chizhov et al. 2024; byte-level only): after
+    each merge, each of its two parts that is not a byte is removed when the
+    share of its occurrences the merge consumed (its IoS) is at least this
+    threshold τ in (0, 1]; its occurrences left split back into the tokens it
+    was made of, and merging goes on until the vocabulary is full. The result
+    is a ``"PickyBPE"`` model that encodes by replaying the merges and removals
+    (an ordinary BPE when nothing was removed); ``"removal"`` events report each
+    removal. See ``docs/picky.md``.
     """
+    picky = check_picky(
+        picky_threshold, byte_level=byte_level,
+        parity=(languages is not None or parity_dev is not None or parity_measure is not None
+                or parity_start != 0),
+        superword=superword_start is not None)
     if superword_start is not None:
         from ._train_superbpe import train_superbpe
 
@@ -435,6 +452,15 @@ def train_bpe(
             verbose=verbose, out=out, vocab_size=target, min_frequency=min_frequency,
             max_token_length=max_token_length, trace=trace if verbose or callback else 0,
             events=events if events.wanted else None)
+    elif picky is not None:
+        counter = count_corpus(components, files, texts, errors, verbose=verbose, out=out,
+                               text_field=text_field, counts=counts, sample=sample)
+        t1 = time.monotonic()
+        return _finish_picky(
+            counter.train_picky_bpe(target, min_frequency, max_token_length, picky,
+                                    trace if verbose or callback else 0,
+                                    events if events.wanted else None),
+            events, components, decoder, specials, vocab_size, min_frequency, verbose, out, t1)
     else:
         counter = count_corpus(components, files, texts, errors, verbose=verbose, out=out,
                                text_field=text_field, counts=counts, sample=sample)
@@ -469,4 +495,36 @@ def train_bpe(
             f" (stopped early: no pair left with count >= {max(min_frequency, 1)})")
         print(f"learned {learned:,} merges in {time.monotonic() - t1:.1f} s; "
               f"vocabulary {tok.vocab_size:,} tokens{note}", file=out)
+    return tok
+
+
+def _finish_picky(trained: _core.TrainedPicky, events: TrainingEvents,
+                  components: dict[str, Any], decoder: dict[str, Any], specials: list[str],
+                  vocab_size: int, min_frequency: int, verbose: bool, out: TextIO,
+                  t1: float) -> Tokenizer:
+    """The tokenizer of a PickyBPE training: its model, then the special tokens."""
+    learned = trained.vocab_len - 256
+    events.close(learned)
+    added = [
+        {"id": trained.vocab_len + i, "content": s, "single_word": False, "lstrip": False,
+         "rstrip": False, "normalized": False, "special": True}
+        for i, s in enumerate(specials)
+    ]
+    comps: dict[str, Any] = dict(components, decoder=decoder, post_processor=None)
+    core = _core.Tokenizer.from_trained_picky(trained, json.dumps(comps), json.dumps(added))
+    tok = Tokenizer(core)
+    if trained.stopped_by_guard and tok.vocab_size < vocab_size:
+        import warnings
+
+        from .errors import VocabShortfallWarning
+
+        warnings.warn(VocabShortfallWarning(
+            f"vocab_size={vocab_size:,} asked for, {tok.vocab_size:,} trained: PickyBPE made "
+            f"{MAX_MERGES_PER_SLOT} merges per vocabulary slot while removals kept freeing "
+            f"slots; raise picky_threshold", vocab_size, tok.vocab_size), stacklevel=3)
+    else:
+        warn_shortfall(vocab_size, tok.vocab_size, min_frequency)
+    if verbose:
+        print(f"learned {learned:,} tokens with {trained.removals:,} removals in "
+              f"{time.monotonic() - t1:.1f} s; vocabulary {tok.vocab_size:,} tokens", file=out)
     return tok

@@ -6,12 +6,14 @@
 //! [`ModelKind`] and one arm in [`ModelKind::from_json`].
 
 pub mod bpe;
+pub mod picky;
 pub mod sp_bpe;
 pub mod unigram;
 pub mod wordlevel;
 pub mod wordpiece;
 
 pub use bpe::Bpe;
+pub use picky::PickyBpe;
 pub use sp_bpe::SentencePieceBpe;
 pub use unigram::Unigram;
 pub use wordlevel::WordLevel;
@@ -152,6 +154,8 @@ pub enum ModelKind {
     WordLevel(WordLevel),
     /// SentencePiece's BPE (a `.model`), written as `"type": "BPE"`
     SentencePieceBpe(SentencePieceBpe),
+    /// PickyBPE (`trainers::picky`): merges and removals, replayed
+    PickyBpe(PickyBpe),
 }
 
 impl ModelKind {
@@ -167,8 +171,10 @@ impl ModelKind {
             Some("WordPiece") => Ok(ModelKind::WordPiece(WordPiece::from_json(model)?)),
             Some("Unigram") => Ok(ModelKind::Unigram(Unigram::from_json(model)?)),
             Some("WordLevel") => Ok(ModelKind::WordLevel(WordLevel::from_json(model)?)),
+            Some("PickyBPE") => Ok(ModelKind::PickyBpe(PickyBpe::from_json(model)?)),
             Some(other) => Err(Error::Unsupported(format!(
-                "model.type: {other:?} is not a model tokensmith reads (BPE, WordPiece, Unigram, WordLevel)"
+                "model.type: {other:?} is not a model tokensmith reads (BPE, WordPiece, Unigram, WordLevel, \
+                 PickyBPE)"
             ))),
         }
     }
@@ -180,6 +186,7 @@ impl ModelKind {
             ModelKind::Unigram(m) => m,
             ModelKind::WordLevel(m) => m,
             ModelKind::SentencePieceBpe(m) => m,
+            ModelKind::PickyBpe(m) => m,
         }
     }
 
@@ -190,6 +197,7 @@ impl ModelKind {
             ModelKind::Unigram(m) => m,
             ModelKind::WordLevel(m) => m,
             ModelKind::SentencePieceBpe(m) => m,
+            ModelKind::PickyBpe(m) => m,
         }
     }
 
@@ -200,6 +208,7 @@ impl ModelKind {
             ModelKind::Unigram(_) => None,
             ModelKind::WordLevel(_) => None,
             ModelKind::SentencePieceBpe(_) => None,
+            ModelKind::PickyBpe(_) => None,
         }
     }
 
@@ -211,6 +220,7 @@ impl ModelKind {
             ModelKind::Unigram(_) => "Unigram",
             ModelKind::WordLevel(_) => "WordLevel",
             ModelKind::SentencePieceBpe(_) => "BPE",
+            ModelKind::PickyBpe(_) => "PickyBPE",
         }
     }
 
@@ -228,6 +238,7 @@ impl Model for ModelKind {
             ModelKind::Unigram(m) => m.encode_piece(piece, out),
             ModelKind::WordLevel(m) => m.encode_piece(piece, out),
             ModelKind::SentencePieceBpe(m) => m.encode_piece(piece, out),
+            ModelKind::PickyBpe(m) => m.encode_piece(piece, out),
         }
     }
     #[inline]
@@ -238,6 +249,7 @@ impl Model for ModelKind {
             ModelKind::Unigram(m) => m.encode_scanned(scanner, text, out),
             ModelKind::WordLevel(m) => m.encode_scanned(scanner, text, out),
             ModelKind::SentencePieceBpe(m) => m.encode_scanned(scanner, text, out),
+            ModelKind::PickyBpe(m) => m.encode_scanned(scanner, text, out),
         }
     }
     fn encode_fused(

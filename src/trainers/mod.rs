@@ -6,6 +6,7 @@ mod counter;
 pub mod counts_file;
 mod pair_queue;
 pub mod parity;
+pub mod picky;
 pub mod sp_common;
 pub mod unigram;
 mod word_index;
@@ -33,6 +34,17 @@ pub enum TrainEvent<'a> {
         new_id: u32,
         count: u64,
         language: Option<usize>,
+    },
+    /// A PickyBPE removal: the event's index, the token removed, its IoS,
+    /// and the merge that consumed it (its number among the merges, and its
+    /// two tokens).
+    Removal {
+        index: usize,
+        token: &'a [u8],
+        ios: f64,
+        left: &'a [u8],
+        right: &'a [u8],
+        merge: usize,
     },
     Progress {
         done: usize,

@@ -127,6 +127,75 @@ impl Words {
     }
 }
 
+impl Words {
+    /// How many symbols word `i` may hold: its slot in the arena, the length
+    /// it was pushed with (a merge only shortens a word, a split only gives
+    /// back what merges took, so a word never outgrows its slot).
+    fn capacity(&self, i: usize) -> usize {
+        self.start.get(i + 1).copied().unwrap_or(self.syms.len()) - self.start[i]
+    }
+
+    /// Replace every `x` in the listed words by `parts` (PickyBPE's removal,
+    /// `trainers::picky`): the pair-count changes go to `deltas` (every pair
+    /// that touched an `x` is lost, every pair that touches a part is
+    /// gained; equal ones cancel), and each pair that touches a part gets
+    /// the word in `new_pairs`. `on_split(count)` runs once per occurrence.
+    /// Words of `list` without `x` are left alone. The parts must spell `x`
+    /// with at least one symbol per unit of it (see [`Words::capacity`]).
+    pub fn apply_split(
+        &mut self,
+        list: &[u32],
+        x: u32,
+        parts: &[u32],
+        deltas: &mut FxHashMap<Pair, i64>,
+        new_pairs: &mut FxHashMap<Pair, Vec<u32>>,
+        mut on_split: impl FnMut(i64),
+    ) {
+        let mut out: Vec<u32> = Vec::new();
+        let mut fresh: Vec<bool> = Vec::new();
+        for &wi in list {
+            let i = wi as usize;
+            let (start, n) = (self.start[i], self.len[i] as usize);
+            let w = &self.syms[start..start + n];
+            if !w.contains(&x) {
+                continue;
+            }
+            let c = self.counts[i] as i64;
+            for p in w.windows(2) {
+                if p[0] == x || p[1] == x {
+                    *deltas.entry((p[0], p[1])).or_insert(0) -= c;
+                }
+            }
+            out.clear();
+            fresh.clear();
+            for &s in w {
+                if s == x {
+                    on_split(c);
+                    out.extend_from_slice(parts);
+                    fresh.extend(std::iter::repeat_n(true, parts.len()));
+                } else {
+                    out.push(s);
+                    fresh.push(false);
+                }
+            }
+            for j in 1..out.len() {
+                if fresh[j - 1] || fresh[j] {
+                    let pair = (out[j - 1], out[j]);
+                    *deltas.entry(pair).or_insert(0) += c;
+                    let list = new_pairs.entry(pair).or_default();
+                    if list.last() != Some(&wi) {
+                        list.push(wi);
+                    }
+                }
+            }
+            debug_assert!(out.len() <= self.capacity(i), "a split outgrew its word");
+            let keep = out.len().min(self.capacity(i));
+            self.syms[start..start + keep].copy_from_slice(&out[..keep]);
+            self.len[i] = keep as u32;
+        }
+    }
+}
+
 /// Where a pair's words sit in [`PairIndex::flat`], and the last word
 /// counted for it while building (1 + index; 0 for none).
 #[derive(Clone, Copy)]
@@ -291,6 +360,27 @@ mod tests {
         assert_eq!(deltas[&(1, 9)], 2);
         assert_eq!(new_pairs[&(9, 9)], vec![0]);
         assert_eq!(new_pairs[&(1, 9)], vec![1]);
+    }
+
+    #[test]
+    fn split_gives_back_the_parts_and_their_pairs() {
+        // 9 = (1, 2) merged earlier; word 0 count 1, word 1 count 2
+        let mut w = words(&[&[1, 2, 1, 2], &[3, 1, 2]]);
+        let (mut d, mut np) = (FxHashMap::default(), FxHashMap::default());
+        w.apply_merge(&[0, 1], (1, 2), 9, &mut d, &mut np, |_| {});
+        assert_eq!(w.get(0), &[9, 9]);
+        let (mut deltas, mut new_pairs) = (FxHashMap::default(), FxHashMap::default());
+        let mut split = 0;
+        w.apply_split(&[0, 1], 9, &[1, 2], &mut deltas, &mut new_pairs, |c| split += c);
+        assert_eq!(w.get(0), &[1, 2, 1, 2]);
+        assert_eq!(w.get(1), &[3, 1, 2]);
+        assert_eq!(split, 2 + 2);
+        assert_eq!(deltas[&(9, 9)], -1);
+        assert_eq!(deltas[&(3, 9)], -2);
+        assert_eq!(deltas[&(1, 2)], 2 + 2);
+        assert_eq!(deltas[&(2, 1)], 1);
+        assert_eq!(deltas[&(3, 1)], 2);
+        assert_eq!(new_pairs[&(1, 2)], vec![0, 1]);
     }
 
     #[test]

@@ -23,6 +23,9 @@ def save_vocab_merges(
     tok: Tokenizer, folder: str | os.PathLike[str], prefix: str | None = None
 ) -> tuple[Path, Path]:
     """Write ``[prefix-]vocab.json`` and ``[prefix-]merges.txt`` into ``folder``."""
+    from ._picky import refuse_picky
+
+    refuse_picky(tok, "vocab.json + merges.txt")
     if any(" " in a or " " in b for a, b in tok.merges):
         raise UnsupportedComponentError(
             "merges.txt separates tokens with a space, and this tokenizer has tokens that "

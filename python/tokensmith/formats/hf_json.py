@@ -49,7 +49,7 @@ def save(tok: Tokenizer, path: str | os.PathLike[str], *, pretty: bool = True) -
     text = tok.to_str(pretty=pretty)
     # (only a SentencePiece pipeline can read differently: parse the text for those)
     difference = portability(json.loads(text)) if "SentencePiece" in text or (
-        '"sentencepiece"' in text) else None
+        '"sentencepiece"' in text) or '"PickyBPE"' in text else None
     if difference:
         warnings.warn(PortabilityWarning(f"{path}: {difference}"), stacklevel=3)
     return atomic_write(path, text)
@@ -63,7 +63,7 @@ def portability(doc: dict[str, Any]) -> str | None:
     tokensmith's exact settings (see ``src/sentencepiece_json.rs``): exact without a
     character map, close with one; what no component expresses is tokensmith's only.
     A SentencePiece Unigram model keeps its piece types, which tokensmith reads as
-    ``sentencepiece``'s single-precision Viterbi.
+    ``sentencepiece``'s single-precision Viterbi. A PickyBPE model is tokensmith's only.
     """
     normalizer = doc.get("normalizer") or {}
     if normalizer.get("type") == "SentencePiece":
@@ -78,6 +78,10 @@ def portability(doc: dict[str, Any]) -> str | None:
             "sentencepiece (and tokensmith) by the longest rule at each position: text "
             "where a rule spans a cluster boundary can normalize differently there")
     model = doc.get("model") or {}
+    if model.get("type") == "PickyBPE":
+        return ("tokenizers cannot load this file: its model is tokensmith's PickyBPE "
+                "(merges and removals replayed in order, see docs/picky.md), which no "
+                "tokenizers model expresses; tokensmith loads it back exactly")
     if model.get("type") == "Unigram" and model.get("piece_types"):
         differences.append(
             "tokenizers sums Unigram scores in double precision, sentencepiece (and "

@@ -130,6 +130,9 @@ def load(path: str | os.PathLike[str]) -> Tokenizer:
 def to_model_proto(tok: Tokenizer) -> ModelProto:
     """The ``ModelProto`` of a tokenizer loaded from a ``.model`` (the one read,
     unknown fields and all), or rebuilt from a ``tokenizer.json`` written from one."""
+    from ._picky import refuse_picky
+
+    refuse_picky(tok, "SentencePiece .model")
     raw = getattr(tok, "_sentencepiece_bytes", None)
     if isinstance(raw, bytes):
         return read_model_proto(raw)

@@ -158,6 +158,9 @@ def load(path: str | os.PathLike[str]) -> Tokenizer:
 def dumps(tok: Tokenizer) -> str:
     """The tekken text of a tokenizer: special tokens at ids 0 … n−1, a byte-level BPE
     that a rank file holds exactly after them, split by one regex."""
+    from ._picky import refuse_picky
+
+    refuse_picky(tok, "tekken")
     meta: dict[str, Any] = getattr(tok, "_tekken", {})
     added = sorted((i, s) for s, i, _ in tok._core.added_tokens())
     n = len(added)

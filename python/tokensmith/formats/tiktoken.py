@@ -60,6 +60,9 @@ def load(
 
 def dumps(tok: Tokenizer) -> str:
     """The rank-file text of a tokenizer that tiktoken's rules encode exactly."""
+    from ._picky import refuse_picky
+
+    refuse_picky(tok, "tiktoken")
     return tok._core.to_tiktoken()
 
 
