@@ -1280,9 +1280,15 @@ impl WordCounter_ {
                 score,
             };
             let counts = &self.inner.counts;
+            // what counting left free (its parts' buffers, kept for reuse)
+            // and what the trainer frees go back before the next step
+            // allocates: they would add to the peak
+            crate::huge_pages::release_free_memory();
             let t = with_events(py, callback, |on_event| {
                 crate::trainers::wordpiece::train(counts, &cfg, on_event)
-            })?;
+            });
+            crate::huge_pages::release_free_memory();
+            let t = t?;
             Ok((t.tokens, t.alphabet_size, t.merges))
         })
     }
