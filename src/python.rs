@@ -1289,7 +1289,7 @@ impl WordCounter_ {
             });
             crate::huge_pages::release_free_memory();
             let t = t?;
-            Ok((t.tokens, t.alphabet_size, t.merges))
+            Ok((t.vocabulary(), t.alphabet_size, t.merges))
         })
     }
 
