@@ -90,7 +90,7 @@ def write_json(path: str, results: dict[str, dict[str, dict]],  # type: ignore[t
     """The table of ``benchmarks/README.md`` as a results file (see ``render.py``)."""
     from _results import command_line, write_results
 
-    columns = ["corpus", "trainer", {"name": "bytes/token", "format": "{:.3f}"},
+    columns = ["corpus", "trainer", {"name": "bytes/token", "format": "{:.4f}"},
                {"name": "train s", "format": "{:.1f}"}, {"name": "peak MB", "format": "{:,.0f}"}]
     rows = [[name, NAMES.get(runner, runner), r["bytes_per_token"], r["seconds"], r["rss_mb"]]
             for name, per in results.items() for runner, r in per.items()]
@@ -143,7 +143,7 @@ def main() -> int:
           f"{'train s':>9}{'peak MB':>9}")
     for name, per in results.items():
         for runner, r in per.items():
-            print(f"{name:<6} {runner:<22}{r['vocab']:>8,}{r['bytes_per_token']:>13.3f}"
+            print(f"{name:<6} {runner:<22}{r['vocab']:>8,}{r['bytes_per_token']:>13.4f}"
                   f"{100 * r['unknown']:>8.2f}%{r['seconds']:>9.1f}{r['rss_mb']:>9.0f}")
         ts_, hf = per["tokensmith"], per["tokenizers"]
         print(f"{name:<6} tokensmith/tokenizers: bytes/token "

@@ -1381,10 +1381,16 @@ impl WordCounter_ {
                 score,
             };
             let counts = &self.inner.counts;
+            // what counting left free (its parts' buffers, kept for reuse)
+            // and what the trainer frees go back before the next step
+            // allocates: they would add to the peak
+            crate::huge_pages::release_free_memory();
             let t = with_events(py, callback, |on_event| {
                 crate::trainers::wordpiece::train(counts, &cfg, on_event)
-            })?;
-            Ok((t.tokens, t.alphabet_size, t.merges))
+            });
+            crate::huge_pages::release_free_memory();
+            let t = t?;
+            Ok((t.vocabulary(), t.alphabet_size, t.merges))
         })
     }
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import secrets
 import stat
 from pathlib import Path
 
@@ -15,7 +14,7 @@ def _create_temp(folder: Path, name: str, mode: int) -> tuple[int, Path]:
     which the kernel restricts by the umask (and by a folder's default ACL), exactly as
     for any new file."""
     for _ in range(100):
-        tmp = folder / f".{name}.{secrets.token_hex(6)}.tmp"
+        tmp = folder / f".{name}.{os.urandom(6).hex()}.tmp"
         try:
             return os.open(tmp, _FLAGS, mode), tmp
         except FileExistsError:

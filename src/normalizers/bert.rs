@@ -209,6 +209,13 @@ fn clean_text(s: &mut NormalizedString) {
         }
         return;
     }
+    if s.rewrite_untracked(0, |c, out| {
+        if !(c == '\0' || c == '\u{FFFD}' || is_bert_control(c)) {
+            out.push(if is_bert_whitespace(c) { ' ' } else { c });
+        }
+    }) {
+        return;
+    }
     let mut dest: Vec<(char, isize)> = Vec::with_capacity(s.text.len());
     let mut initial_removed = 0usize;
     let mut removed = 0isize;
@@ -237,6 +244,16 @@ fn space_chinese_chars(s: &mut NormalizedString) {
     if !s.text.chars().any(is_chinese_char) {
         return;
     }
+    // (untracked: 3 bytes of an ideograph become 5)
+    if s.rewrite_untracked(s.text.len() / 2 + 16, |c, out| {
+        if is_chinese_char(c) {
+            out.extend([' ', c, ' ']);
+        } else {
+            out.push(c);
+        }
+    }) {
+        return;
+    }
     let mut dest: Vec<(char, isize)> = Vec::with_capacity(s.text.len() + 16);
     for c in s.text.chars() {
         if is_chinese_char(c) {
@@ -255,10 +272,21 @@ fn strip_accents(s: &mut NormalizedString) {
     }
     use unicode_normalization::{is_nfd_quick, IsNormalized};
     if is_nfd_quick(s.text.chars()) != IsNormalized::Yes {
-        let out = legacy_nfd(&s.text);
-        s.transform_changes(&out, 0);
+        if s.tracks() {
+            let out = legacy_nfd(&s.text);
+            s.transform_changes(&out, 0);
+        } else {
+            s.text = legacy_nfd_text(&s.text);
+        }
     }
     if !s.text.chars().any(is_nonspacing_mark) {
+        return;
+    }
+    if s.rewrite_untracked(0, |c, out| {
+        if !is_nonspacing_mark(c) {
+            out.push(c);
+        }
+    }) {
         return;
     }
     let mut dest: Vec<(char, isize)> = Vec::with_capacity(s.text.len());
@@ -292,6 +320,32 @@ pub(crate) fn legacy_ccc(c: char) -> u8 {
     } else {
         unicode_normalization::char::canonical_combining_class(c)
     }
+}
+
+/// The text of [`legacy_nfd`] alone, without a list entry per character
+/// (12 to 16 bytes each): for untracked strings. Non-starters wait in `run`
+/// until the next starter, then go out stably sorted by class, as there.
+fn legacy_nfd_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 8);
+    let mut run: Vec<(u8, char)> = Vec::new();
+    let mut put = |d: char, out: &mut String| match legacy_ccc(d) {
+        0 => {
+            run.sort_by_key(|e| e.0);
+            out.extend(run.drain(..).map(|e| e.1));
+            out.push(d);
+        }
+        class => run.push((class, d)),
+    };
+    for ch in text.chars() {
+        if in_table(NFD_DECOMPOSES, ch) {
+            unicode_normalization::char::decompose_canonical(ch, |d| put(d, &mut out));
+        } else {
+            put(ch, &mut out);
+        }
+    }
+    put('\0', &mut out); // (a starter: flushes the last run)
+    out.pop();
+    out
 }
 
 /// NFD with the `(char, change)` alignment protocol (the first character of a
@@ -356,6 +410,10 @@ fn lowercase(s: &mut NormalizedString) {
         if changed {
             s.text = same;
         }
+        return;
+    }
+    drop(same);
+    if s.rewrite_untracked(16, |c, out| out.extend(c.to_lowercase())) {
         return;
     }
     let mut dest: Vec<(char, isize)> = Vec::with_capacity(s.text.len());

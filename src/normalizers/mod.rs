@@ -208,6 +208,8 @@ mod tests {
     fn untracked_text_equals_tracked_text() {
         let specs = [
             r#"{"type":"BertNormalizer"}"#,
+            r#"{"type":"BertNormalizer","strip_accents":false}"#,
+            r#"{"type":"BertNormalizer","lowercase":false,"handle_chinese_chars":false}"#,
             r#"{"type":"Sequence","normalizers":[{"type":"NFKC"},{"type":"Lowercase"}]}"#,
             r#"{"type":"Sequence","normalizers":[{"type":"NFD"},{"type":"StripAccents"}]}"#,
             r#"{"type":"Sequence","normalizers":[{"type":"Strip","strip_left":true,"strip_right":true},{"type":"Replace","pattern":{"String":" "},"content":"\u2581"},{"type":"Prepend","prepend":"\u2581"}]}"#,
@@ -217,6 +219,11 @@ mod tests {
             "",
             " ",
             "\u{301}\u{5206}",
+            // a wide space, a control, a multi-character lowercase (İ), an
+            // accent to strip, all beside ideographs
+            "\u{130}stanbul\u{3000}\u{7f}\u{4e2d}\u{6587}Caf\u{e9}\u{fffd}\u{1F600}",
+            // decompositions and runs of non-starters to reorder (NFD)
+            "x\u{1E69}\u{301}\u{323}q\u{F73}\u{F71}\u{9CB}\u{AC00}\u{F900}e\u{301}\u{301}",
         ];
         for spec in specs {
             let n: Normalizer = serde_json::from_str(spec).unwrap();

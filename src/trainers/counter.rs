@@ -258,7 +258,9 @@ impl WordCounter {
         let size = file.metadata().map_or(u64::MAX, |m| m.len());
         let block = usize::try_from(end.min(size).saturating_sub(start)).map_or(BLOCK, |n| BLOCK.min(n + 1));
         let mut f = file.take(end.saturating_sub(start));
-        let mut buf: Vec<u8> = Vec::with_capacity(block);
+        // (on ordinary pages: a buffer read once, front to back; a huge page
+        // would round a small file's buffer up to 2 MB, see `huge_pages`)
+        let mut buf: Vec<u8> = crate::huge_pages::plain(|| Vec::with_capacity(block));
         let mut offset: u64 = start; // file offset of buf[0]
         let mut eof = false;
         let mut total = 0u64;

@@ -11,6 +11,7 @@ pub mod sp_common;
 pub mod unigram;
 mod word_index;
 pub mod wordpiece;
+mod wordpiece_live;
 
 pub use crate::cut::{cut_rule, CutRule};
 pub use counter::{ErrorPolicy, WordCounter};
