@@ -39,7 +39,7 @@ with its error.
 from __future__ import annotations
 
 import argparse
-import inspect
+import importlib.util
 import json
 import os
 import subprocess
@@ -207,9 +207,7 @@ def supported(runner: str, corpus: Corpus) -> str | None:
     if runner == "parity" and corpus.languages is None:
         return "parity needs per-language files (pud only)"
     if runner == "picky":
-        import tokensmith as ts
-
-        if "picky_threshold" not in inspect.signature(ts.train).parameters:
+        if importlib.util.find_spec("tokensmith._train_picky") is None:
             return "this tokensmith has no picky_threshold"
     return None
 
