@@ -261,7 +261,8 @@ def test_line_memo_turning_on_and_off_keeps_ids_exact(name: str) -> None:
     the same ids as sentencepiece on every call."""
     tok, sp = _load(name)
     rng = random.Random(17)
-    pool = _line_edges() + ["x" * 5000, "─" * 1500 + " 中", "\U0010ffff\U000e0001 rare", "a\r", "\t\tb\r"]
+    pool = _line_edges() + ["x" * 5000, "─" * 1500 + " 中", "\U0010ffff\U000e0001 rare",
+                            "a\r", "\t\tb\r"]
     old = _block(rng, pool, 12_000, 0.0)
     texts = [old, old, old, old[:-1], old.replace("a", "b", 50)]
     texts += [_block(rng, pool, 12_000, 0.9), old, _block(rng, pool, 12_000, 0.5), old]
