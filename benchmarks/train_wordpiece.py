@@ -11,6 +11,10 @@ that peak memory is its own; then each encodes the held-out text::
     python benchmarks/train_wordpiece.py                    # en, code, zh at 32,000
     python benchmarks/train_wordpiece.py --corpus en --vocab-size 8000 --raw-json
     python benchmarks/train_wordpiece.py --json benchmarks/results/train_wordpiece.json
+    python benchmarks/train_wordpiece.py --vocab-size 8000 --candidates 1 1.25 2 3
+
+``--candidates`` adds likelihood runs that learn that multiple of the vocabulary
+and prune it back (``candidates=``; 1 turns the default pruning off).
 
 Printed per corpus: training time, peak memory (``VmHWM``), held-out bytes
 per token (more is better) and the share of unknown tokens.
@@ -40,9 +44,11 @@ def _train(runner: str, path: str, vocab: int, min_frequency: int):  # type: ign
     if runner.startswith("tokensmith"):
         import tokensmith as ts
 
+        option = runner.split()[1] if " " in runner else "likelihood"
+        extra = ({"candidates": round(vocab * float(option[1:]))} if option.startswith("x")
+                 else {"score": option})
         tok = ts.train_wordpiece([path], vocab_size=vocab, min_frequency=min_frequency,
-                                 limit_alphabet=1000, special_tokens=SPECIALS,
-                                 score=runner.split()[1] if " " in runner else "likelihood")
+                                 limit_alphabet=1000, special_tokens=SPECIALS, **extra)
         return tok.vocab_size, lambda t: tok.encode(t, add_special_tokens=False), "[UNK]", tok
     from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, trainers
 
@@ -108,6 +114,8 @@ def main() -> int:
                         help="also write the table as a results file (benchmarks/render.py)")
     parser.add_argument("--raw-json", action="store_true",
                         help="print every measurement as JSON instead of the table")
+    parser.add_argument("--candidates", nargs="+", type=float, default=[], metavar="M",
+                        help="also train by likelihood with candidates=M x the vocabulary")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
@@ -125,7 +133,7 @@ def main() -> int:
             paths["train"].write_text(train, encoding="utf-8")
             paths["held"].write_text(held, encoding="utf-8")
             results[name] = {}
-            for runner in RUNNERS:
+            for runner in RUNNERS + tuple(f"tokensmith x{m:g}" for m in args.candidates):
                 spec = {"runner": runner, "train": str(paths["train"]),
                         "held": str(paths["held"]), "vocab": args.vocab_size,
                         "min_frequency": args.min_frequency}

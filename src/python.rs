@@ -1346,7 +1346,7 @@ impl WordCounter_ {
     /// WordPiece by likelihood: (tokens in id order, alphabet size, merges as
     /// (left id, right id, token id, count)).
     #[allow(clippy::too_many_arguments, clippy::type_complexity)]
-    #[pyo3(signature = (vocab_size, min_frequency, limit_alphabet, continuing_subword_prefix, max_input_chars_per_word, trace, callback=None, score="likelihood"))]
+    #[pyo3(signature = (vocab_size, min_frequency, limit_alphabet, continuing_subword_prefix, max_input_chars_per_word, trace, callback=None, score="likelihood", candidates=None))]
     fn train_wordpiece(
         &self,
         py: Python<'_>,
@@ -1358,6 +1358,7 @@ impl WordCounter_ {
         trace: usize,
         callback: Option<Py<PyAny>>,
         score: &str,
+        candidates: Option<usize>,
     ) -> PyResult<(Vec<String>, usize, Vec<(u32, u32, u32, u64)>)> {
         guarded(|| {
             use crate::trainers::wordpiece::Score;
@@ -1379,6 +1380,7 @@ impl WordCounter_ {
                 max_input_chars_per_word,
                 trace,
                 score,
+                candidates,
             };
             let counts = &self.inner.counts;
             // what counting left free (its parts' buffers, kept for reuse)

@@ -395,6 +395,16 @@ def test_train_wordpiece(corpus: Path, tmp_path: Path, capsys: pytest.CaptureFix
     assert main(["train", str(corpus), "--model", "wordpiece", "--vocab-size", "300",
                  "--char-level", "--out", str(tmp_path / "x.json")]) == 2
     assert "apply to --model bpe" in capsys.readouterr().err
+    assert main(["train", str(corpus), "--model", "wordpiece", "--vocab-size", "300",
+                 "--candidates", "600", "--out", str(tmp_path / "c.json"), "--quiet"]) == 0
+    # (this small text runs out of pairs before 300: the same size either way)
+    assert ts.load(tmp_path / "c.json").vocab_size == tok.vocab_size <= 300
+    assert main(["train", str(corpus), "--model", "wordpiece", "--vocab-size", "300",
+                 "--candidates", "100", "--out", str(tmp_path / "y.json"), "--quiet"]) == 2
+    assert "candidates=100 is below vocab_size=300" in capsys.readouterr().err
+    assert main(["train", str(corpus), "--vocab-size", "300", "--candidates", "600",
+                 "--out", str(tmp_path / "z.json"), "--quiet"]) == 2
+    assert "--candidates applies to --model wordpiece" in capsys.readouterr().err
 
 
 # ------------------------------------------------------------------ papercuts

@@ -608,6 +608,57 @@ def test_trainer_options_and_errors() -> None:
         ts.train(texts=texts, model="wordpiece", vocab_size=100, score="pmi")  # type: ignore[arg-type]
 
 
+SYLLABLES = "ka to ri mu sen lo pa dit ver na qua sho el im bra fu ning ted".split()
+
+
+def _many_words(seed: int, lines: int = 1500) -> list[str]:
+    """Text of a few thousand distinct made-up words with Zipf-like counts."""
+    rng = random.Random(seed)
+    lexicon = ["".join(rng.choice(SYLLABLES) for _ in range(rng.randint(1, 4)))
+               for _ in range(3000)]
+    weights = [1 / (r + 1) for r in range(len(lexicon))]
+    return [" ".join(rng.choices(lexicon, weights, k=10)) for _ in range(lines)]
+
+
+def _tokens_on(tok: ts.Tokenizer, texts: list[str]) -> int:
+    return sum(len(ids) for ids in tok.encode_batch(texts, add_special_tokens=False))
+
+
+def test_candidates_are_learned_then_pruned_to_the_vocabulary(tmp_path: Path) -> None:
+    texts = _many_words(5)
+    plain = ts.train(texts=texts, model="wordpiece", vocab_size=200, candidates=200)
+    pruned = ts.train(texts=texts, model="wordpiece", vocab_size=200, candidates=600)
+    assert plain.vocab_size == pruned.vocab_size == 200
+    assert set(plain.get_vocab()) != set(pruned.get_vocab())
+    # the pruning keeps what MaxMatch needs on the training words
+    assert _tokens_on(pruned, texts) < _tokens_on(plain, texts)
+    # the default prunes a vocabulary this small beside ~2,000 distinct words (at most 15%)
+    auto = ts.train(texts=texts, model="wordpiece", vocab_size=200)
+    assert set(auto.get_vocab()) != set(plain.get_vocab())
+    assert _tokens_on(auto, texts) < _tokens_on(plain, texts)
+    # and not a vocabulary large beside its words (24 words here)
+    few = _corpus(1)
+    assert set(ts.train(texts=few, model="wordpiece", vocab_size=60).get_vocab()) == set(
+        ts.train(texts=few, model="wordpiece", vocab_size=60, candidates=60).get_vocab())
+    # ids stay contiguous, and tokenizers encodes it alike
+    assert sorted(pruned.get_vocab().values()) == list(range(200))
+    hf = tokenizers.Tokenizer.from_str(pruned.to_str())
+    assert_same(pruned, hf, texts[:50], pairs_of(texts, 10, seed=5))
+
+
+def test_candidates_errors() -> None:
+    texts = _corpus(3, 100)
+    with pytest.raises(ts.ConfigError, match="candidates=100 is below vocab_size=200"):
+        ts.train(texts=texts, model="wordpiece", vocab_size=200, candidates=100)
+    with pytest.raises(ts.ConfigError, match="candidates must be an int"):
+        ts.train(texts=texts, model="wordpiece", vocab_size=200, candidates=True)
+    with pytest.raises(ts.ConfigError, match="candidates applies to score='likelihood'"):
+        ts.train(texts=texts, model="wordpiece", vocab_size=200, candidates=400,
+                 score="frequency")
+    with pytest.raises(ts.ConfigError, match="candidates"):
+        ts.train(texts=texts, vocab_size=300, candidates=600)
+
+
 def test_frequency_score_trains_the_vocabulary_tokenizers_trains() -> None:
     """score="frequency" merges as tokenizers' WordPieceTrainer (BPE by pair count)."""
     text = corpus_file("en.txt").read_text(encoding="utf-8")[:300_000]

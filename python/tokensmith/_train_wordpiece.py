@@ -44,6 +44,7 @@ def train_wordpiece(
     handle_chinese_chars: bool = True,
     max_input_chars_per_word: int = 100,
     score: Literal["likelihood", "ratio", "frequency"] = "likelihood",
+    candidates: int | None = None,
     errors: Literal["strict", "replace", "skip"] = "strict",
     text_field: str = "text",
     input_sentence_size: int | None = None,
@@ -82,6 +83,20 @@ def train_wordpiece(
     1.1% more tokens than ``tokenizers`` into 0.2% fewer (see
     ``docs/wordpiece_training.md``).
 
+    ``candidates`` (a vocabulary size, counted as ``vocab_size`` is) learns that
+    many tokens first and then prunes them to ``vocab_size``: in ten rounds, the
+    learned tokens whose loss adds the fewest tokens to the training words (as
+    MaxMatch segments them, each word weighted by its count) leave. The
+    likelihood gain favours chains of rare strings seen only together (its gain
+    grows with ``ln(N / k)``); they save few tokens, and pruning trades them for
+    pieces the tokenizer uses more. By default (``None``) the trainer learns
+    twice ``vocab_size`` when the vocabulary is at most 15% of the distinct
+    words, where this lifted held-out compression 2.1% on English and 2.0% on
+    the 13-language PUD text at 8,000 tokens, and prunes nothing above that,
+    where pruning kept whole training words over pieces that generalise (held-out
+    compression fell 0.3-0.4% on English and code at 32,000); ``candidates=
+    vocab_size`` turns it off. Only with ``score="likelihood"``.
+
     ``score="ratio"`` uses the textbook shorthand ``k / (c_a * c_b)`` instead:
     it leaves out how often the pair occurs, so pairs of rare symbols merge
     first (every pair of two symbols seen once scores 1) and the vocabulary
@@ -116,6 +131,7 @@ def train_wordpiece(
         raise ConfigError("max_input_chars_per_word must be at least 1")
     if score not in _SCORE_LINES:
         raise ConfigError(f"score must be 'likelihood', 'ratio' or 'frequency', not {score!r}")
+    grow_to = _candidates(candidates, vocab_size, score)
     specials = check_token_list(special_tokens)
     if not unk_token:
         raise ConfigError("WordPiece needs an unk_token for the words it cannot split")
@@ -149,6 +165,7 @@ def train_wordpiece(
         trace if verbose or callback else 0,
         events if events.wanted else None,
         score,
+        None if grow_to is None else grow_to - len(specials),
     )
     events.close(len(tokens) - alphabet)
     vocab: dict[str, int] = {s: i for i, s in enumerate(specials)}
@@ -161,7 +178,7 @@ def train_wordpiece(
     tok = loads(json.dumps(spec, ensure_ascii=False))
     warn_shortfall(vocab_size, tok.vocab_size, min_frequency)
     if verbose:
-        print(f"learned {len(tokens) - alphabet:,} tokens ({len(merges):,} merges) in "
+        print(f"kept {len(tokens) - alphabet:,} learned tokens ({len(merges):,} merges) in "
               f"{time.monotonic() - t1:.1f} s; vocabulary {tok.vocab_size:,} tokens", file=out)
     return tok
 
@@ -170,7 +187,9 @@ _SCORE_LINES = {
     "likelihood": "merging by likelihood gain: the pair whose merge most raises the corpus "
                   "log-likelihood (count-weighted; score='ratio' for the textbook ratio); "
                   "then checks with MaxMatch: the corpus re-segmented as the tokenizer "
-                  "would, tokens it never emits replaced by more merges",
+                  "would, tokens it never emits replaced by more merges; a vocabulary "
+                  "small beside the words (or one given candidates=) is learned larger "
+                  "and pruned to the tokens MaxMatch needs most",
     "ratio": "merging by the ratio count(ab) / (count(a) * count(b)): pairs of rare symbols "
              "first (score='likelihood', the default, weighs in how often a pair occurs)",
     "frequency": "merging by pair count, as BPE does (score='likelihood', the default, "
@@ -212,3 +231,23 @@ def _spec(vocab: dict[str, int], specials: list[str], normalizer: dict[str, Any]
         "model": {"type": "WordPiece", "unk_token": unk, "continuing_subword_prefix": prefix,
                   "max_input_chars_per_word": max_chars, "vocab": vocab},
     }
+
+
+def _candidates(candidates: int | None, vocab_size: int, score: str) -> int | None:
+    """How many tokens to learn before pruning to ``vocab_size`` (that many: no pruning;
+    None: the trainer's choice)."""
+    if candidates is None:
+        return None
+    if isinstance(candidates, bool) or not isinstance(candidates, int):
+        raise ConfigError(f"candidates must be an int (a vocabulary size), not {candidates!r}")
+    if candidates < vocab_size:
+        raise ConfigError(
+            f"candidates={candidates:,} is below vocab_size={vocab_size:,}: the trainer learns "
+            f"the candidates first and prunes them to vocab_size"
+        )
+    if candidates > vocab_size and score != "likelihood":
+        raise ConfigError(
+            f"candidates applies to score='likelihood' only (score={score!r} trains the "
+            f"vocabulary its merges make)"
+        )
+    return candidates

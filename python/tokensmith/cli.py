@@ -314,6 +314,8 @@ def cmd_train(args: argparse.Namespace) -> int:
         raise CommandError("--split applies to --model wordlevel")
     if args.score is not None and args.model != "wordpiece":
         raise CommandError("--score applies to --model wordpiece")
+    if args.candidates is not None and args.model != "wordpiece":
+        raise CommandError("--candidates applies to --model wordpiece")
     if args.model == "wordlevel":
         return _train_wordlevel(args, files, texts, target, verbose)
     if args.model == "wordpiece":
@@ -330,6 +332,8 @@ def cmd_train(args: argparse.Namespace) -> int:
             options["limit_alphabet"] = args.limit_alphabet
         if args.score is not None:
             options["score"] = args.score
+        if args.candidates is not None:
+            options["candidates"] = args.candidates
         if args.special_tokens is not None or args.no_special_tokens:
             options["special_tokens"] = specials
         try:
@@ -971,6 +975,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--score", choices=("likelihood", "ratio", "frequency"),
                    help="with --model wordpiece: merge by likelihood gain (default), by the "
                         "textbook ratio count(ab)/(count(a)count(b)), or by pair count")
+    p.add_argument("--candidates", type=int, metavar="N",
+                   help="with --model wordpiece (likelihood): learn N tokens, then prune to "
+                        "--vocab-size by what MaxMatch needs (default: twice the size when "
+                        "it is at most 15%% of the distinct words; N = the size: off)")
     p.add_argument("--split", choices=("whitespace", "spaces", "characters"),
                    help="with --model wordlevel: the pieces kept whole: words and punctuation "
                         "runs (whitespace, default), space-separated words, or characters")

@@ -12,6 +12,7 @@ pub mod unigram;
 mod word_index;
 pub mod wordpiece;
 mod wordpiece_live;
+mod wordpiece_prune;
 
 pub use crate::cut::{cut_rule, CutRule};
 pub use counter::{ErrorPolicy, WordCounter};

@@ -51,6 +51,7 @@
 
 use super::word_index::{PairIndex, Words};
 use super::wordpiece_live::maxmatch_words;
+use super::wordpiece_prune::prune;
 use super::TrainEvent;
 use crate::error::{Error, Result};
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -73,6 +74,11 @@ pub struct WordPieceTrainerConfig {
     /// Report the first `trace` merges one by one.
     pub trace: usize,
     pub score: Score,
+    /// Learn up to this many tokens (alphabet included, as `vocab_size`),
+    /// then prune to `vocab_size` by what MaxMatch needs
+    /// ([`super::wordpiece_prune`]); at most `vocab_size`: no pruning.
+    /// `None`: [`auto_candidates`] under the likelihood score, else none.
+    pub candidates: Option<usize>,
 }
 
 /// What a merge is chosen by (see the module documentation).
@@ -382,14 +388,45 @@ pub fn train(
         )));
     }
     let words = segment(&entries, prefix, &vocab.ids)?;
+    let n_words = entries.len();
     drop(entries);
-    let merges = learn(words, &mut vocab, cfg, cfg.vocab_size - alphabet_size, on_event)?;
+    let candidates = match (cfg.candidates, cfg.score) {
+        (Some(c), _) => c,
+        (None, Score::Likelihood) => auto_candidates(cfg.vocab_size, n_words),
+        (None, _) => cfg.vocab_size,
+    };
+    let grow_to = candidates.max(cfg.vocab_size) - alphabet_size;
+    let (merges, words) = learn(words, &mut vocab, cfg, grow_to, on_event)?;
+    if grow_to > cfg.vocab_size - alphabet_size {
+        let prefix = cfg.continuing_subword_prefix.as_str();
+        let target = cfg.vocab_size - alphabet_size;
+        prune(&words, &vocab.tokens, &mut vocab.live, prefix, alphabet_size, target);
+    }
     Ok(TrainedWordPiece {
         tokens: vocab.tokens,
         live: vocab.live,
         alphabet_size,
         merges,
     })
+}
+
+/// Vocabularies at most this fraction of the distinct words are learned
+/// twice as large and pruned (see [`auto_candidates`]).
+const PRUNE_BELOW: f64 = 0.15;
+
+/// The candidates the likelihood score learns by default: twice
+/// `vocab_size` when the vocabulary is small beside the `words` it must
+/// cover, where the gain's chains of rare strings take slots that frequent
+/// pieces need (pruning them lifted held-out compression 2% on English at
+/// 8,000 tokens); else `vocab_size`, since pruning a large vocabulary keeps
+/// whole training words over the pieces that generalise (held-out
+/// compression fell 0.3-0.4% on English and code at 32,000).
+pub fn auto_candidates(vocab_size: usize, words: usize) -> usize {
+    if (vocab_size as f64) <= PRUNE_BELOW * words as f64 {
+        2 * vocab_size
+    } else {
+        vocab_size
+    }
 }
 
 /// The words of the corpus as strings with their counts, those longer than
@@ -497,7 +534,7 @@ fn learn(
     cfg: &WordPieceTrainerConfig,
     target: usize,
     on_event: &mut dyn FnMut(TrainEvent) -> Result<()>,
-) -> Result<Vec<(u32, u32, u32, u64)>> {
+) -> Result<(Vec<(u32, u32, u32, u64)>, Words)> {
     let first_learned = vocab.tokens.len();
     let mut run = Run::new(words, cfg, vocab.tokens.len());
     run.merge_to(vocab, cfg, target, on_event)?;
@@ -516,7 +553,7 @@ fn learn(
         done: run.learned,
         total: target,
     })?;
-    Ok(run.merges)
+    Ok((run.merges, run.words))
 }
 
 /// The merge loop's state: the corpus as symbols, its counts and indexes,
@@ -702,6 +739,7 @@ mod tests {
             max_input_chars_per_word: 100,
             trace: 0,
             score: Score::Ratio,
+            candidates: None,
         }
     }
 
@@ -895,6 +933,8 @@ mod tests {
         {
             let mut c = cfg(size);
             c.score = score;
+            // (the oracle replays merges: no pruning)
+            c.candidates = Some(size);
             let t = train(&counts(&words), &c, &mut |_| Ok(())).unwrap();
             let ours: Vec<String> = t.merges.iter().map(|m| t.tokens[m.2 as usize].clone()).collect();
             assert!(ours.len() > 20);
@@ -930,5 +970,44 @@ mod tests {
         let long = f(k) + f(ca - k) - f(ca) + f(cb - k) - f(cb) + f(n) - f(n - k);
         let ours = Score::Likelihood.of(1000, 1020, 1000, false, 3062);
         assert!((ours - long).abs() < 1e-6 * long.abs(), "{ours} vs {long}");
+    }
+
+    #[test]
+    fn candidates_are_learned_then_pruned_to_the_vocabulary() {
+        let mut seed = 7u64;
+        let mut rand = move |n: u64| {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (seed >> 33) % n
+        };
+        let words: Vec<(String, u64)> = (0..400)
+            .map(|_| {
+                let w: String = (0..3 + rand(6)).map(|_| (b'a' + rand(8) as u8) as char).collect();
+                (w, 1 + rand(20))
+            })
+            .collect();
+        let words: Vec<(&str, u64)> = words.iter().map(|(w, c)| (w.as_str(), *c)).collect();
+        let mut c = cfg(60);
+        c.score = Score::Likelihood;
+        c.candidates = Some(60);
+        let plain = train(&counts(&words), &c, &mut |_| Ok(())).unwrap();
+        c.candidates = Some(120);
+        let pruned = train(&counts(&words), &c, &mut |_| Ok(())).unwrap();
+        let vocab = pruned.vocabulary();
+        assert_eq!(vocab.len(), 60);
+        assert_eq!(plain.vocabulary().len(), 60);
+        assert!(pruned.tokens.len() > 100, "learned the candidates first");
+        assert_eq!(vocab[..pruned.alphabet_size], pruned.tokens[..pruned.alphabet_size]);
+        // on its own training words the pruned vocabulary takes no more tokens
+        let tokens_on = |v: &[String]| -> u64 {
+            let live: FxHashSet<String> = v.iter().cloned().collect();
+            words
+                .iter()
+                .map(|&(w, n)| n * naive_maxmatch(w, &live).len() as u64)
+                .sum()
+        };
+        assert!(tokens_on(&vocab) <= tokens_on(&plain.vocabulary()));
+        // the default prunes only a vocabulary small beside the words
+        assert_eq!(auto_candidates(100, 1000), 200);
+        assert_eq!(auto_candidates(200, 1000), 200);
     }
 }

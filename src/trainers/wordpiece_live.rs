@@ -37,7 +37,19 @@ impl<'a> Matcher<'a> {
     /// MaxMatch on `word` (its characters, no prefix): each token's id goes
     /// to `emit`. False when some position has no match (the tokenizer
     /// would give the unknown token for the whole word).
-    pub fn segment(&self, word: &str, prefix: &str, key: &mut String, mut emit: impl FnMut(u32)) -> bool {
+    pub fn segment(&self, word: &str, prefix: &str, key: &mut String, emit: impl FnMut(u32)) -> bool {
+        self.segment_without(word, prefix, u32::MAX, key, emit)
+    }
+
+    /// [`Matcher::segment`] as if token `skip` were not in the vocabulary.
+    pub fn segment_without(
+        &self,
+        word: &str,
+        prefix: &str,
+        skip: u32,
+        key: &mut String,
+        mut emit: impl FnMut(u32),
+    ) -> bool {
         let mut start = 0;
         while start < word.len() {
             let lead = if start == 0 { "" } else { prefix };
@@ -52,8 +64,9 @@ impl<'a> Matcher<'a> {
                 key.clear();
                 key.push_str(lead);
                 key.push_str(&word[start..end]);
-                if let Some(&id) = self.ids.get(key.as_str()) {
-                    break Some(id);
+                match self.ids.get(key.as_str()) {
+                    Some(&id) if id != skip => break Some(id),
+                    _ => {}
                 }
                 end -= 1;
             };
