@@ -119,6 +119,9 @@ impl Score {
     }
 }
 
+/// A merge: (left id, right id, token id, pair count).
+pub type Merge = (u32, u32, u32, u64);
+
 pub struct TrainedWordPiece {
     /// Every token made, in id order: the alphabet, then the learned tokens,
     /// dead ones included (see `live`).
@@ -534,7 +537,7 @@ fn learn(
     cfg: &WordPieceTrainerConfig,
     target: usize,
     on_event: &mut dyn FnMut(TrainEvent) -> Result<()>,
-) -> Result<(Vec<(u32, u32, u32, u64)>, Words)> {
+) -> Result<(Vec<Merge>, Words)> {
     let first_learned = vocab.tokens.len();
     let mut run = Run::new(words, cfg, vocab.tokens.len());
     run.merge_to(vocab, cfg, target, on_event)?;
@@ -563,8 +566,8 @@ struct Run {
     st: State,
     where_: PairIndex,
     scratch: Scratch,
-    /// (left id, right id, token id, pair count) per merge, in order
-    merges: Vec<(u32, u32, u32, u64)>,
+    /// per merge, in order
+    merges: Vec<Merge>,
     /// live learned tokens
     learned: usize,
     /// the largest `learned` reported as progress

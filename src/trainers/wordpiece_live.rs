@@ -12,67 +12,143 @@
 //! match), so the trainer can drop it and merge on to fill its slot.
 
 use super::word_index::Words;
-use rustc_hash::FxHashMap;
 
-/// The tokens MaxMatch may match: their ids by string, and the longest
-/// one's length in bytes (no match is tried past it).
-pub(crate) struct Matcher<'a> {
-    ids: FxHashMap<&'a str, u32>,
-    longest: usize,
+/// The tokens MaxMatch may match, as two byte tries: one of every token (a
+/// word's first match), one of the tokens that start with the continuation
+/// prefix, the prefix left out (every later match). Walking a trie along
+/// the word finds the longest match in one pass; the tokens are whole UTF-8
+/// strings, so every match ends on a character boundary.
+pub(crate) struct Matcher {
+    first: Trie,
+    rest: Trie,
 }
 
-impl<'a> Matcher<'a> {
-    /// A matcher over the tokens `live` accepts (by id).
-    pub fn new(tokens: &'a [String], live: impl Fn(u32) -> bool) -> Self {
-        let ids: FxHashMap<&str, u32> = tokens
+/// A byte trie: node 0 the root, each node's children a sorted run of
+/// `edges`, its token id `NONE` when no token ends there.
+#[derive(Default)]
+struct Trie {
+    /// the root's child per byte (`NONE`: none): the widest node by far
+    root: Vec<u32>,
+    ids: Vec<u32>,
+    /// where each node's children start in `edges` (and end: the next's start)
+    starts: Vec<u32>,
+    edges: Vec<(u8, u32)>,
+}
+
+const NONE: u32 = u32::MAX;
+
+impl Trie {
+    /// The trie of `(bytes, id)`, which must be sorted by bytes, distinct.
+    fn build(sorted: &[(&[u8], u32)]) -> Self {
+        // breadth first: the children of a node are a contiguous run of
+        // `sorted` sharing its bytes, found by their byte at `depth`
+        let mut t = Trie {
+            root: vec![NONE; 256],
+            ..Trie::default()
+        };
+        t.ids.push(NONE);
+        t.starts.push(0);
+        // (node, depth, range of `sorted` under it)
+        let mut queue = std::collections::VecDeque::from([(0u32, 0usize, 0..sorted.len())]);
+        while let Some((node, depth, range)) = queue.pop_front() {
+            t.starts[node as usize] = t.edges.len() as u32;
+            let mut i = range.start;
+            if i < range.end && sorted[i].0.len() == depth {
+                t.ids[node as usize] = sorted[i].1;
+                i += 1;
+            }
+            while i < range.end {
+                let b = sorted[i].0[depth];
+                let mut j = i;
+                while j < range.end && sorted[j].0[depth] == b {
+                    j += 1;
+                }
+                let child = t.ids.len() as u32;
+                t.ids.push(NONE);
+                t.starts.push(0);
+                t.edges.push((b, child));
+                if node == 0 {
+                    t.root[b as usize] = child;
+                }
+                queue.push_back((child, depth + 1, i..j));
+                i = j;
+            }
+        }
+        t.starts.push(t.edges.len() as u32);
+        // (a node's start was set when it was taken from the queue, in node
+        // order, so each node's run ends where the next node's starts)
+        t
+    }
+
+    fn child(&self, node: u32, b: u8) -> u32 {
+        if node == 0 {
+            return self.root[b as usize];
+        }
+        let run = &self.edges[self.starts[node as usize] as usize..self.starts[node as usize + 1] as usize];
+        match run.binary_search_by_key(&b, |e| e.0) {
+            Ok(i) => run[i].1,
+            Err(_) => NONE,
+        }
+    }
+
+    /// The longest token other than `skip` that starts `bytes`: (its length, id).
+    fn longest(&self, bytes: &[u8], skip: u32) -> Option<(usize, u32)> {
+        let (mut node, mut best) = (0u32, None);
+        for (i, &b) in bytes.iter().enumerate() {
+            node = self.child(node, b);
+            if node == NONE {
+                break;
+            }
+            let id = self.ids[node as usize];
+            if id != NONE && id != skip {
+                best = Some((i + 1, id));
+            }
+        }
+        best
+    }
+}
+
+impl Matcher {
+    /// A matcher over the tokens `live` accepts (by id), continuations
+    /// spelled with `prefix`.
+    pub fn new(tokens: &[String], prefix: &str, live: impl Fn(u32) -> bool) -> Self {
+        let mut all: Vec<(&[u8], u32)> = tokens
             .iter()
             .enumerate()
             .filter(|&(i, _)| live(i as u32))
-            .map(|(i, t)| (t.as_str(), i as u32))
+            .map(|(i, t)| (t.as_bytes(), i as u32))
             .collect();
-        let longest = ids.keys().map(|t| t.len()).max().unwrap_or(0);
-        Matcher { ids, longest }
+        all.sort_unstable();
+        all.dedup_by(|a, b| a.0 == b.0);
+        let rest: Vec<(&[u8], u32)> = all
+            .iter()
+            .filter_map(|&(t, id)| t.strip_prefix(prefix.as_bytes()).map(|r| (r, id)))
+            .filter(|(r, _)| !r.is_empty())
+            .collect();
+        Matcher {
+            first: Trie::build(&all),
+            rest: Trie::build(&rest),
+        }
     }
 
     /// MaxMatch on `word` (its characters, no prefix): each token's id goes
     /// to `emit`. False when some position has no match (the tokenizer
     /// would give the unknown token for the whole word).
-    pub fn segment(&self, word: &str, prefix: &str, key: &mut String, emit: impl FnMut(u32)) -> bool {
-        self.segment_without(word, prefix, u32::MAX, key, emit)
+    pub fn segment(&self, word: &str, emit: impl FnMut(u32)) -> bool {
+        self.segment_without(word, NONE, emit)
     }
 
     /// [`Matcher::segment`] as if token `skip` were not in the vocabulary.
-    pub fn segment_without(
-        &self,
-        word: &str,
-        prefix: &str,
-        skip: u32,
-        key: &mut String,
-        mut emit: impl FnMut(u32),
-    ) -> bool {
+    pub fn segment_without(&self, word: &str, skip: u32, mut emit: impl FnMut(u32)) -> bool {
+        let bytes = word.as_bytes();
         let mut start = 0;
-        while start < word.len() {
-            let lead = if start == 0 { "" } else { prefix };
-            let mut end = word.len().min(start + self.longest.saturating_sub(lead.len()));
-            let found = loop {
-                while !word.is_char_boundary(end) {
-                    end -= 1;
-                }
-                if end <= start {
-                    break None;
-                }
-                key.clear();
-                key.push_str(lead);
-                key.push_str(&word[start..end]);
-                match self.ids.get(key.as_str()) {
-                    Some(&id) if id != skip => break Some(id),
-                    _ => {}
-                }
-                end -= 1;
+        while start < bytes.len() {
+            let trie = if start == 0 { &self.first } else { &self.rest };
+            let Some((len, id)) = trie.longest(&bytes[start..], skip) else {
+                return false;
             };
-            let Some(id) = found else { return false };
             emit(id);
-            start = end;
+            start += len;
         }
         true
     }
@@ -100,7 +176,7 @@ pub(crate) fn maxmatch_words(
 ) -> (Words, Vec<bool>) {
     use rayon::prelude::*;
     const BLOCK: usize = 4096;
-    let matcher = Matcher::new(tokens, live);
+    let matcher = Matcher::new(tokens, prefix, live);
     let n = words.len();
     // each block: its words' symbols end to end, and each word's length
     let blocks: Vec<(Vec<u32>, Vec<u32>)> = crate::parallel::install(None, || {
@@ -108,12 +184,12 @@ pub(crate) fn maxmatch_words(
             .into_par_iter()
             .map(|b| {
                 let (mut syms, mut lens) = (Vec::new(), Vec::new());
-                let (mut word, mut key) = (String::new(), String::new());
+                let mut word = String::new();
                 for i in b * BLOCK..n.min((b + 1) * BLOCK) {
                     let old = words.get(i);
                     spell(old, tokens, prefix, &mut word);
                     let start = syms.len();
-                    if !matcher.segment(&word, prefix, &mut key, |id| syms.push(id)) {
+                    if !matcher.segment(&word, |id| syms.push(id)) {
                         syms.truncate(start);
                         syms.extend_from_slice(old);
                     }
@@ -152,18 +228,31 @@ mod tests {
     #[test]
     fn maxmatch_takes_the_longest_token_first() {
         let tokens = toks(&["a", "b", "c", "##a", "##b", "##c", "ab", "abc", "##bc", "##ca"]);
-        let m = Matcher::new(&tokens, |_| true);
+        let m = Matcher::new(&tokens, "##", |_| true);
         let mut out = Vec::new();
-        let mut key = String::new();
-        assert!(m.segment("abca", "##", &mut key, |i| out.push(tokens[i as usize].clone())));
+        assert!(m.segment("abca", |i| out.push(tokens[i as usize].clone())));
         // "abc" then "##a"; "##ca" is never reached: greedy, not best
         assert_eq!(out, ["abc", "##a"]);
         // without "abc": "ab", then "##ca"
-        let m = Matcher::new(&tokens, |i| i != 7);
+        let m = Matcher::new(&tokens, "##", |i| i != 7);
         out.clear();
-        assert!(m.segment("abca", "##", &mut key, |i| out.push(tokens[i as usize].clone())));
+        assert!(m.segment("abca", |i| out.push(tokens[i as usize].clone())));
         assert_eq!(out, ["ab", "##ca"]);
-        assert!(!m.segment("abd", "##", &mut key, |_| {}));
+        assert!(!m.segment("abd", |_| {}));
+        // skipping a token is as if it were not there
+        let all = Matcher::new(&tokens, "##", |_| true);
+        out.clear();
+        assert!(all.segment_without("abca", 7, |i| out.push(tokens[i as usize].clone())));
+        assert_eq!(out, ["ab", "##ca"]);
+        // multi-byte characters, and a prefix that is not "##"
+        let tokens = toks(&["é", "@@é", "@@t", "t", "té", "@@été"]);
+        let m = Matcher::new(&tokens, "@@", |_| true);
+        out.clear();
+        assert!(m.segment("tété", |i| out.push(tokens[i as usize].clone())));
+        assert_eq!(out, ["té", "@@t", "@@é"]);
+        out.clear();
+        assert!(m.segment("téété", |i| out.push(tokens[i as usize].clone())));
+        assert_eq!(out, ["té", "@@été"]);
     }
 
     #[test]

@@ -57,7 +57,7 @@ struct Usage {
     users: Vec<u32>,
 }
 
-fn usage(texts: &Texts, matcher: &Matcher<'_>, prefix: &str, n_tokens: usize) -> Usage {
+fn usage(texts: &Texts, matcher: &Matcher, n_tokens: usize) -> Usage {
     const BLOCK: usize = 4096;
     let n = texts.len();
     // each block: its words' (sorted, distinct) token ids end to end, the
@@ -67,10 +67,9 @@ fn usage(texts: &Texts, matcher: &Matcher<'_>, prefix: &str, n_tokens: usize) ->
             .into_par_iter()
             .map(|b| {
                 let (mut ids, mut distinct, mut lens) = (Vec::new(), Vec::new(), Vec::new());
-                let mut key = String::new();
                 for i in b * BLOCK..n.min((b + 1) * BLOCK) {
                     let start = ids.len();
-                    let ok = matcher.segment(texts.word(i), prefix, &mut key, |id| ids.push(id));
+                    let ok = matcher.segment(texts.word(i), |id| ids.push(id));
                     let len = if ok { ids.len() - start } else { 1 };
                     if !ok {
                         ids.truncate(start);
@@ -121,12 +120,12 @@ fn usage(texts: &Texts, matcher: &Matcher<'_>, prefix: &str, n_tokens: usize) ->
 
 /// The tokens `words` add without token `t`; `None` when some word could not
 /// be segmented without it (then `t` stays).
-fn cost(t: u32, texts: &Texts, use_: &Usage, matcher: &Matcher<'_>, prefix: &str, key: &mut String) -> Option<u64> {
+fn cost(t: u32, texts: &Texts, use_: &Usage, matcher: &Matcher) -> Option<u64> {
     let mut added = 0u64;
     for &w in &use_.users[use_.starts[t as usize]..use_.starts[t as usize + 1]] {
         let w = w as usize;
         let mut len = 0u64;
-        if !matcher.segment_without(texts.word(w), prefix, t, key, |_| len += 1) {
+        if !matcher.segment_without(texts.word(w), t, |_| len += 1) {
             return None;
         }
         added += texts.counts[w] * len.saturating_sub(u64::from(use_.lens[w]));
@@ -154,8 +153,8 @@ pub(crate) fn prune(
     let step = excess.div_ceil(ROUNDS);
     let mut removed = 0;
     while removed < excess {
-        let matcher = Matcher::new(tokens, |i| live[i as usize]);
-        let use_ = usage(&texts, &matcher, prefix, tokens.len());
+        let matcher = Matcher::new(tokens, prefix, |i| live[i as usize]);
+        let use_ = usage(&texts, &matcher, tokens.len());
         let candidates: Vec<u32> = (first_learned..tokens.len())
             .filter(|&i| live[i])
             .map(|i| i as u32)
@@ -163,10 +162,7 @@ pub(crate) fn prune(
         let mut costs: Vec<(u64, u32)> = crate::parallel::install(None, || {
             candidates
                 .par_iter()
-                .filter_map(|&t| {
-                    let mut key = String::new();
-                    cost(t, &texts, &use_, &matcher, prefix, &mut key).map(|c| (c, t))
-                })
+                .filter_map(|&t| cost(t, &texts, &use_, &matcher).map(|c| (c, t)))
                 .collect()
         });
         costs.sort_unstable_by_key(|&(c, t)| (c, std::cmp::Reverse(t)));
