@@ -307,9 +307,12 @@ impl State {
         }
     }
 
-    /// Drop stale entries when the heap grows far beyond the live pairs.
+    /// Drop stale entries when the heap grows far beyond the live pairs
+    /// (the slack grows with them: a fixed large one is most of the memory
+    /// of a small corpus, a small one rebuilds a large heap too often).
     fn compact(&mut self) {
-        if self.heap.len() > 2 * self.pair_counts.len() + (1 << 16) {
+        let pairs = self.pair_counts.len();
+        if self.heap.len() > 2 * pairs + (pairs / 2).clamp(1 << 12, 1 << 16) {
             let pairs: Vec<Pair> = self.pair_counts.keys().copied().collect();
             self.heap.clear();
             for p in pairs {
