@@ -1343,8 +1343,8 @@ impl WordCounter_ {
         })
     }
 
-    /// WordPiece by likelihood: (tokens in id order, alphabet size, merges as
-    /// (left id, right id, token id, count)).
+    /// WordPiece by likelihood: (the vocabulary's tokens in id order, the
+    /// alphabet size, the number of merges).
     #[allow(clippy::too_many_arguments, clippy::type_complexity)]
     #[pyo3(signature = (vocab_size, min_frequency, limit_alphabet, continuing_subword_prefix, max_input_chars_per_word, trace, callback=None, score="likelihood", candidates=None))]
     fn train_wordpiece(
@@ -1359,7 +1359,7 @@ impl WordCounter_ {
         callback: Option<Py<PyAny>>,
         score: &str,
         candidates: Option<usize>,
-    ) -> PyResult<(Vec<String>, usize, Vec<(u32, u32, u32, u64)>)> {
+    ) -> PyResult<(Vec<String>, usize, usize)> {
         guarded(|| {
             use crate::trainers::wordpiece::Score;
             let score = match score {
@@ -1392,7 +1392,7 @@ impl WordCounter_ {
             });
             crate::huge_pages::release_free_memory();
             let t = t?;
-            Ok((t.vocabulary(), t.alphabet_size, t.merges))
+            Ok((t.vocabulary(), t.alphabet_size, t.merges.len()))
         })
     }
 

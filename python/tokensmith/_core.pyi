@@ -160,7 +160,7 @@ class WordCounter:
         self, vocab_size: int, min_frequency: int, limit_alphabet: int | None,
         continuing_subword_prefix: str, max_input_chars_per_word: int, trace: int,
         callback: _Callback | None = None, score: str = "likelihood", candidates: int | None = None,
-    ) -> tuple[list[str], int, list[tuple[int, int, int, int]]]: ...
+    ) -> tuple[list[str], int, int]: ...
     def train_sentencepiece_bpe(
         self, vocab_size: int, character_coverage: float, max_piece_length: int,
         split_by_unicode_script: bool, split_by_number: bool, split_digits: bool,

@@ -167,18 +167,23 @@ def train_wordpiece(
         score,
         None if grow_to is None else grow_to - len(specials),
     )
-    events.close(len(tokens) - alphabet)
+    learned = len(tokens) - alphabet
+    events.close(learned)
     vocab: dict[str, int] = {s: i for i, s in enumerate(specials)}
     for t in tokens:
         vocab.setdefault(t, len(vocab))
-    spec = _spec(vocab, specials, normalizer, pre, unk_token, cls_token, sep_token,
-                 continuing_subword_prefix, max_input_chars_per_word)
+    del tokens  # (what is built next is on top of what is still held: the peak)
+    text = json.dumps(_spec(vocab, specials, normalizer, pre, unk_token, cls_token, sep_token,
+                            continuing_subword_prefix, max_input_chars_per_word),
+                      ensure_ascii=False)
+    del vocab
     from .formats.hf_json import loads
 
-    tok = loads(json.dumps(spec, ensure_ascii=False))
+    tok = loads(text)
+    del text
     warn_shortfall(vocab_size, tok.vocab_size, min_frequency)
     if verbose:
-        print(f"kept {len(tokens) - alphabet:,} learned tokens ({len(merges):,} merges) in "
+        print(f"kept {learned:,} learned tokens ({merges:,} merges) in "
               f"{time.monotonic() - t1:.1f} s; vocabulary {tok.vocab_size:,} tokens", file=out)
     return tok
 
