@@ -35,7 +35,8 @@ struct Trie {
     edges: Vec<(u8, u32)>,
 }
 
-const NONE: u32 = u32::MAX;
+/// No token (an id no vocabulary reaches).
+pub(crate) const NONE: u32 = u32::MAX;
 
 impl Trie {
     /// The trie of `(bytes, id)`, which must be sorted by bytes, distinct.
@@ -135,19 +136,24 @@ impl Matcher {
     /// to `emit`. False when some position has no match (the tokenizer
     /// would give the unknown token for the whole word).
     pub fn segment(&self, word: &str, emit: impl FnMut(u32)) -> bool {
-        self.segment_without(word, NONE, emit)
+        self.segment_from(word, 0, NONE, emit)
     }
 
-    /// [`Matcher::segment`] as if token `skip` were not in the vocabulary.
-    pub fn segment_without(&self, word: &str, skip: u32, mut emit: impl FnMut(u32)) -> bool {
+    /// MaxMatch on `word` from byte `start` on, where a previous match
+    /// ended, as if token `skip` were not in the vocabulary (`NONE`: all are).
+    pub fn segment_from(&self, word: &str, start: usize, skip: u32, mut emit: impl FnMut(u32)) -> bool {
+        self.spans(word, start, skip, |id, _| emit(id))
+    }
+
+    /// [`Matcher::segment_from`], each token with the byte where it starts.
+    pub fn spans(&self, word: &str, mut start: usize, skip: u32, mut emit: impl FnMut(u32, usize)) -> bool {
         let bytes = word.as_bytes();
-        let mut start = 0;
         while start < bytes.len() {
             let trie = if start == 0 { &self.first } else { &self.rest };
             let Some((len, id)) = trie.longest(&bytes[start..], skip) else {
                 return false;
             };
-            emit(id);
+            emit(id, start);
             start += len;
         }
         true
@@ -242,7 +248,7 @@ mod tests {
         // skipping a token is as if it were not there
         let all = Matcher::new(&tokens, "##", |_| true);
         out.clear();
-        assert!(all.segment_without("abca", 7, |i| out.push(tokens[i as usize].clone())));
+        assert!(all.segment_from("abca", 0, 7, |i| out.push(tokens[i as usize].clone())));
         assert_eq!(out, ["ab", "##ca"]);
         // multi-byte characters, and a prefix that is not "##"
         let tokens = toks(&["é", "@@é", "@@t", "t", "té", "@@été"]);

@@ -13,7 +13,7 @@
 //! Alphabet tokens never leave: every word stays encodable.
 
 use super::word_index::Words;
-use super::wordpiece_live::{spell, Matcher};
+use super::wordpiece_live::{spell, Matcher, NONE};
 use rayon::prelude::*;
 
 /// Rounds the excess is removed in (each a full MaxMatch of the words).
@@ -54,45 +54,59 @@ impl Texts {
 struct Usage {
     lens: Vec<u32>,
     starts: Vec<usize>,
-    users: Vec<u32>,
+    users: Vec<Use>,
+}
+
+/// A word that uses a token: the word, where the token first starts in it
+/// (bytes) and how many tokens come before. MaxMatch without the token
+/// matches the same up to there, so a cost re-segments from there only.
+#[derive(Clone, Copy, Default)]
+struct Use {
+    word: u32,
+    at: u32,
+    before: u32,
 }
 
 fn usage(texts: &Texts, matcher: &Matcher, n_tokens: usize) -> Usage {
     const BLOCK: usize = 4096;
     let n = texts.len();
-    // each block: its words' (sorted, distinct) token ids end to end, the
-    // number of distinct ids per word, and each word's MaxMatch length
-    let blocks: Vec<(Vec<u32>, Vec<u32>, Vec<u32>)> = crate::parallel::install(None, || {
+    // each block: its words' token ids with their uses (each id once per
+    // word, at its first occurrence) end to end, and each word's MaxMatch
+    // length
+    type Block = (Vec<(u32, Use)>, Vec<u32>);
+    let blocks: Vec<Block> = crate::parallel::install(None, || {
         (0..n.div_ceil(BLOCK))
             .into_par_iter()
             .map(|b| {
-                let (mut ids, mut distinct, mut lens) = (Vec::new(), Vec::new(), Vec::new());
+                let (mut ids, mut lens) = (Vec::new(), Vec::new());
                 for i in b * BLOCK..n.min((b + 1) * BLOCK) {
                     let start = ids.len();
-                    let ok = matcher.segment(texts.word(i), |id| ids.push(id));
-                    let len = if ok { ids.len() - start } else { 1 };
+                    let mut before = 0u32;
+                    let ok = matcher.spans(texts.word(i), 0, NONE, |id, at| {
+                        if !ids[start..].iter().any(|&(x, _)| x == id) {
+                            ids.push((
+                                id,
+                                Use {
+                                    word: i as u32,
+                                    at: at as u32,
+                                    before,
+                                },
+                            ));
+                        }
+                        before += 1;
+                    });
+                    lens.push(if ok { before } else { 1 });
                     if !ok {
                         ids.truncate(start);
                     }
-                    lens.push(len as u32);
-                    ids[start..].sort_unstable();
-                    let mut kept = start;
-                    for j in start..ids.len() {
-                        if j == start || ids[j] != ids[kept - 1] {
-                            ids[kept] = ids[j];
-                            kept += 1;
-                        }
-                    }
-                    ids.truncate(kept);
-                    distinct.push((kept - start) as u32);
                 }
-                (ids, distinct, lens)
+                (ids, lens)
             })
             .collect()
     });
     let mut starts = vec![0usize; n_tokens + 1];
-    for (ids, _, _) in &blocks {
-        for &id in ids {
+    for (ids, _) in &blocks {
+        for &(id, _) in ids {
             starts[id as usize + 1] += 1;
         }
     }
@@ -100,18 +114,12 @@ fn usage(texts: &Texts, matcher: &Matcher, n_tokens: usize) -> Usage {
         starts[t + 1] += starts[t];
     }
     let mut fill = starts.clone();
-    let mut users = vec![0u32; starts[n_tokens]];
+    let mut users = vec![Use::default(); starts[n_tokens]];
     let mut lens = Vec::with_capacity(n);
-    let mut word = 0u32;
-    for (ids, distinct, block_lens) in &blocks {
-        let mut at = 0;
-        for &d in distinct {
-            for &id in &ids[at..at + d as usize] {
-                users[fill[id as usize]] = word;
-                fill[id as usize] += 1;
-            }
-            at += d as usize;
-            word += 1;
+    for (ids, block_lens) in &blocks {
+        for &(id, use_) in ids {
+            users[fill[id as usize]] = use_;
+            fill[id as usize] += 1;
         }
         lens.extend_from_slice(block_lens);
     }
@@ -122,10 +130,10 @@ fn usage(texts: &Texts, matcher: &Matcher, n_tokens: usize) -> Usage {
 /// be segmented without it (then `t` stays).
 fn cost(t: u32, texts: &Texts, use_: &Usage, matcher: &Matcher) -> Option<u64> {
     let mut added = 0u64;
-    for &w in &use_.users[use_.starts[t as usize]..use_.starts[t as usize + 1]] {
-        let w = w as usize;
-        let mut len = 0u64;
-        if !matcher.segment_without(texts.word(w), t, |_| len += 1) {
+    for u in &use_.users[use_.starts[t as usize]..use_.starts[t as usize + 1]] {
+        let w = u.word as usize;
+        let mut len = u64::from(u.before);
+        if !matcher.segment_from(texts.word(w), u.at as usize, t, |_| len += 1) {
             return None;
         }
         added += texts.counts[w] * len.saturating_sub(u64::from(use_.lens[w]));
