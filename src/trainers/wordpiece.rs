@@ -180,7 +180,8 @@ struct State {
     total: u64,
     sym_count: Vec<u64>,
     pair_counts: FxHashMap<Pair, u64>,
-    /// for each token, the tokens that follow it in some pair, and those that precede it
+    /// for each token, the tokens that follow it in a pair seen at least
+    /// `min_count` times, and those that precede it
     right_of: Vec<FxHashSet<u32>>,
     left_of: Vec<FxHashSet<u32>>,
     heap: BinaryHeap<Entry>,
@@ -283,9 +284,13 @@ impl State {
         *c = now;
         if now == 0 {
             self.pair_counts.remove(&pair);
+        }
+        // (the neighbour index holds the pairs that can merge: see `push`)
+        let (could, can) = (was >= self.min_count, now >= self.min_count);
+        if could && !can {
             self.right_of[pair.0 as usize].remove(&pair.1);
             self.left_of[pair.1 as usize].remove(&pair.0);
-        } else if was == 0 {
+        } else if can && !could {
             self.right_of[pair.0 as usize].insert(pair.1);
             self.left_of[pair.1 as usize].insert(pair.0);
         }
