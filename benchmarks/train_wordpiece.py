@@ -91,6 +91,15 @@ def _split(text: str) -> tuple[str, str]:
     return text[:cut], text[cut:]
 
 
+def _name(runner: str) -> str:
+    """The runner as the README's table names it."""
+    if runner.startswith("tokensmith x"):
+        multiple = runner.removeprefix("tokensmith x")
+        return ("tokensmith (likelihood, no pruning)" if multiple == "1" else
+                f"tokensmith (likelihood, {multiple}x candidates)")
+    return NAMES.get(runner, runner)
+
+
 def write_json(path: str, results: dict[str, dict[str, dict]],  # type: ignore[type-arg]
                args: argparse.Namespace) -> None:
     """The table of ``benchmarks/README.md`` as a results file (see ``render.py``)."""
@@ -98,7 +107,7 @@ def write_json(path: str, results: dict[str, dict[str, dict]],  # type: ignore[t
 
     columns = ["corpus", "trainer", {"name": "bytes/token", "format": "{:.4f}"},
                {"name": "train s", "format": "{:.1f}"}, {"name": "peak MB", "format": "{:,.0f}"}]
-    rows = [[name, NAMES.get(runner, runner), r["bytes_per_token"], r["seconds"], r["rss_mb"]]
+    rows = [[name, _name(runner), r["bytes_per_token"], r["seconds"], r["rss_mb"]]
             for name, per in results.items() for runner, r in per.items()]
     notes = f"Vocabulary {args.vocab_size:,}, `min_frequency` {args.min_frequency}."
     write_results(path, "train_wordpiece.py", command_line("train_wordpiece.py"), columns, rows,

@@ -94,7 +94,7 @@ def train_wordpiece(
     words, where this lifted held-out compression 2.1% on English and 2.0% on
     the 13-language PUD text at 8,000 tokens, and prunes nothing above that,
     where pruning kept whole training words over pieces that generalise (held-out
-    compression fell 0.3-0.4% on English and code at 32,000); ``candidates=
+    compression fell 0.3% on English and code at 32,000); ``candidates=
     vocab_size`` turns it off. Only with ``score="likelihood"``.
 
     ``score="ratio"`` uses the textbook shorthand ``k / (c_a * c_b)`` instead:
