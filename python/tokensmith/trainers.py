@@ -102,6 +102,7 @@ def train(
     handle_chinese_chars: bool = ...,
     max_input_chars_per_word: int = ...,
     score: Literal["likelihood", "ratio", "frequency"] = ...,
+    candidates: int | None = ...,
     errors: Literal["strict", "replace", "skip"] = ...,
     text_field: str = ...,
     input_sentence_size: int | None = ...,
