@@ -91,7 +91,7 @@ def train_wordpiece(
     grows with ``ln(N / k)``); they save few tokens, and pruning trades them for
     pieces the tokenizer uses more. By default (``None``) the trainer learns
     twice ``vocab_size`` when the vocabulary is at most 15% of the distinct
-    words, where this lifted held-out compression 2.1% on English and 2.0% on
+    words, where this lifted held-out compression 2.1% on English and on
     the 13-language PUD text at 8,000 tokens, and prunes nothing above that,
     where pruning kept whole training words over pieces that generalise (held-out
     compression fell 0.3% on English and code at 32,000); ``candidates=
