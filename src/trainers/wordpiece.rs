@@ -258,7 +258,7 @@ impl State {
     /// current one when that is lower (it may still be the best later), and
     /// is dropped when the pair is gone; a pair seen too rarely is dropped
     /// too (pushed again if its count ever grows).
-    fn pop_best(&mut self, min_count: u64) -> Option<Entry> {
+    fn pop_best(&mut self) -> Option<Entry> {
         while let Some(top) = self.heap.pop() {
             match self.entry(top.pair) {
                 None => continue,
@@ -270,7 +270,7 @@ impl State {
                 }
                 Some(_) => {}
             }
-            if top.count >= min_count {
+            if top.count >= self.min_count {
                 return Some(top);
             }
         }
@@ -333,8 +333,8 @@ impl State {
     /// (the slack grows with them: a fixed large one is most of the memory
     /// of a small corpus, a small one rebuilds a large heap too often).
     fn compact(&mut self) {
-        let pairs = self.pair_counts.len();
-        if self.heap.len() > 2 * pairs + (pairs / 2).clamp(1 << 12, 1 << 16) {
+        let live = self.pair_counts.len();
+        if self.heap.len() > 2 * live + (live / 2).clamp(1 << 12, 1 << 16) {
             let pairs: Vec<Pair> = self.pair_counts.keys().copied().collect();
             self.heap.clear();
             for p in pairs {
@@ -623,9 +623,8 @@ impl Run {
     ) -> Result<()> {
         let prefix = cfg.continuing_subword_prefix.as_str();
         let report_every = (target / 200).max(1);
-        let min_count = cfg.min_frequency.max(1);
         while self.learned < target {
-            let Some(top) = self.st.pop_best(min_count) else {
+            let Some(top) = self.st.pop_best() else {
                 break;
             };
             let (a, b) = top.pair;

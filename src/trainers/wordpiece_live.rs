@@ -17,7 +17,10 @@ use super::word_index::Words;
 /// word's first match), one of the tokens that start with the continuation
 /// prefix, the prefix left out (every later match). Walking a trie along
 /// the word finds the longest match in one pass; the tokens are whole UTF-8
-/// strings, so every match ends on a character boundary.
+/// strings, so every match ends on a character boundary. (Not the encoder's
+/// LinMaxMatch automaton, `models::wordpiece::linmax`: a pruning cost must
+/// match as if one token were absent, which a trie walk does by skipping
+/// it, and the vocabulary changes at every check and round.)
 pub(crate) struct Matcher {
     first: Trie,
     rest: Trie,
